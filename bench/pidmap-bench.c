@@ -1,0 +1,1337 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+/*
+ * pidmap-bench: pidmap(2)/fdmap(2) against the /proc walks they replace.
+ *
+ * Every case times a baseline (the /proc way, with opendir/readdir as
+ * htop/ps do it) and the new way (one or a few pidmap/fdmap calls) in the
+ * same process, interleaved round by round, and reports the median ns per
+ * full enumeration of each side and their ratio.  A separate, untimed pass
+ * per side counts the syscalls and the bytes copied to user space for one
+ * full enumeration (for readdir: what glibc does, openat + fstat +
+ * getdents64 until 0 + close; bytes are getdents64's return values).
+ *
+ * The program creates the task populations itself (fork()ed children that
+ * start pthreads and block, or one process with many raw clone() threads)
+ * and tears them down after each case.
+ *
+ * On a kernel without the syscalls (ENOSYS) it runs the /proc baselines
+ * only, reports the new side as unavailable, and exits 0.
+ *
+ * Usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...
+ *                     [--threads N] [--procs N] [--list]
+ * Environment: PIDMAP_BENCH_THREADS=N  threads of the tgid_scale case.
+ *
+ * Exit status: 0 ok (a missed target is not an error), 1 unexpected error
+ * (a failed syscall, or a pidmap listing that disagrees with /proc), 2 usage.
+ *
+ * Build: gcc -static -O2 -Wall -Wextra -pthread -o pidmap-bench pidmap-bench.c
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if __has_include(<linux/pidmap.h>)
+#include <linux/pidmap.h>
+#endif
+
+/* Fallbacks so that the program also builds against stock headers. */
+#ifndef __NR_pidmap
+#define __NR_pidmap 1000
+#endif
+#ifndef __NR_fdmap
+#define __NR_fdmap 1001
+#endif
+#ifndef PIDMAP_PROC
+#define PIDMAP_PROC		0x01u
+#define PIDMAP_ALL_TASKS	0x02u
+#define PIDMAP_TASKS		0x04u
+#define PIDMAP_CHILDREN		0x08u
+#define PIDMAP_MODE_MASK	0x0fu
+#define PIDMAP_IGNORE_KTHREADS	0x100u
+#endif
+
+#define JSON_BEGIN "PIDMAP-BENCH-JSON-BEGIN"
+#define JSON_END   "PIDMAP-BENCH-JSON-END"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One pidmap/fdmap output buffer, big enough for every case in one call. */
+#define IDBUF_CAP (1u << 16)
+static int idbuf[IDBUF_CAP];
+static int idbuf2[IDBUF_CAP];
+
+/* getdents64 buffer of the counting pass: the size glibc's opendir uses. */
+#define DENTS_BUF 32768
+static char dentsbuf[DENTS_BUF];
+
+static struct {
+	bool quick;
+	bool json;
+	int rounds;
+	long min_sample_ns;
+	long threads;	/* tgid_scale */
+	long procs;	/* procs_only_10k: processes; tasks_all_10k: tasks */
+	const char *only[16];
+	int nonly;
+} opt;
+
+static bool have_pidmap, have_fdmap;
+static volatile long sink;	/* keeps the compiler from dropping walks */
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "pidmap-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static long sys_pidmap(pid_t pid, int *pids, unsigned int count, int start,
+		       unsigned int flags)
+{
+	return syscall(__NR_pidmap, pid, pids, count, start, flags);
+}
+
+static long sys_fdmap(pid_t pid, int *fds, unsigned int count, int start,
+		      unsigned int flags)
+{
+	return syscall(__NR_fdmap, pid, fds, count, start, flags);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		die("clock_gettime: %m");
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Parse a decimal pid/fd name; -1 if it is not all digits. */
+static int parse_id(const char *s)
+{
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 0x3fffffff)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return (int)v;
+}
+
+/*
+ * Syscall and byte accounting of one full enumeration, done in an untimed
+ * pass with raw syscalls that mirror what glibc's opendir/readdir/closedir
+ * issue (openat, fstat, getdents64 until 0, close).
+ */
+struct cost {
+	long syscalls;
+	long bytes;
+};
+
+/* Raw-syscall listing of one directory: calls fn(id) for numeric names. */
+static long raw_list_dir(const char *path, struct cost *c, bool tolerate_gone,
+			 void (*fn)(int id, void *arg, struct cost *c), void *arg)
+{
+	struct stat st;
+	long n = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY);
+	c->syscalls++;
+	if (fd < 0) {
+		if (tolerate_gone && errno == ENOENT)
+			return 0;
+		die("open %s: %m", path);
+	}
+	if (fstat(fd, &st))
+		die("fstat %s: %m", path);
+	c->syscalls++;
+	for (;;) {
+		long len = syscall(SYS_getdents64, fd, dentsbuf, sizeof(dentsbuf));
+		long off;
+
+		c->syscalls++;
+		if (len < 0)
+			die("getdents64 %s: %m", path);
+		if (len == 0)
+			break;
+		c->bytes += len;
+		for (off = 0; off < len;) {
+			struct dirent64 *d = (struct dirent64 *)(dentsbuf + off);
+			int id = parse_id(d->d_name);
+
+			if (id >= 0) {
+				n++;
+				if (fn)
+					fn(id, arg, c);
+			}
+			off += d->d_reclen;
+		}
+	}
+	if (close(fd))
+		die("close %s: %m", path);
+	c->syscalls++;
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The enumerations.  Each returns the number of ids it saw, or dies.     */
+
+/* /proc root readdir: thread-group ids. */
+static long walk_proc_root(void *unused)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *d;
+
+	(void)unused;
+	d = opendir("/proc");
+	if (!d)
+		die("opendir /proc: %m");
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (parse_id(de->d_name) >= 0)
+			n++;
+	}
+	if (errno)
+		die("readdir /proc: %m");
+	closedir(d);
+	return n;
+}
+
+/* The htop-style walk: /proc root, then /proc/PID/task of every process. */
+static long walk_proc_tasks(void *unused)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *d;
+
+	(void)unused;
+	d = opendir("/proc");
+	if (!d)
+		die("opendir /proc: %m");
+	errno = 0;
+	while ((de = readdir(d))) {
+		int pid = parse_id(de->d_name);
+		struct dirent *dte;
+		char path[32];
+		DIR *dt;
+
+		if (pid < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		dt = opendir(path);
+		if (!dt) {
+			if (errno == ENOENT)	/* exited meanwhile */
+				goto next;
+			die("opendir %s: %m", path);
+		}
+		errno = 0;
+		while ((dte = readdir(dt))) {
+			int tid = parse_id(dte->d_name);
+
+			if (tid >= 0) {
+				n++;
+				sink = tid;
+			}
+		}
+		if (errno)
+			die("readdir %s: %m", path);
+		closedir(dt);
+next:
+		errno = 0;
+	}
+	if (errno)
+		die("readdir /proc: %m");
+	closedir(d);
+	return n;
+}
+
+/* readdir of /proc/self/fd, leaving out the directory's own fd. */
+static long walk_self_fd(void *unused)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *d;
+	int self;
+
+	(void)unused;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		die("opendir /proc/self/fd: %m");
+	self = dirfd(d);
+	errno = 0;
+	while ((de = readdir(d))) {
+		int fd = parse_id(de->d_name);
+
+		if (fd >= 0 && fd != self)
+			n++;
+	}
+	if (errno)
+		die("readdir /proc/self/fd: %m");
+	closedir(d);
+	return n;
+}
+
+/*
+ * One full pidmap enumeration in mode @flags of @pid into @buf.  A short
+ * return means the end (the call writes every id >= start up to count), so
+ * with a big enough buffer one call is the whole enumeration.
+ */
+static long pidmap_all(pid_t pid, unsigned int flags, int *buf, struct cost *c)
+{
+	long total = 0;
+	int start = 0;
+
+	for (;;) {
+		long r = sys_pidmap(pid, buf, IDBUF_CAP, start, flags);
+
+		if (c) {
+			c->syscalls++;
+			if (r > 0)
+				c->bytes += r * (long)sizeof(int);
+		}
+		if (r < 0) {
+			if (errno == ESRCH && pid != 0)
+				return total;	/* the group exited meanwhile */
+			die("pidmap(%d, flags=%#x, start=%d): %m", pid, flags, start);
+		}
+		if (r > IDBUF_CAP)
+			die("pidmap returned %ld > count %u", r, IDBUF_CAP);
+		total += r;
+		if (r < IDBUF_CAP)
+			return total;
+		start = buf[r - 1] + 1;
+	}
+}
+
+static long new_all_tasks(void *unused)
+{
+	(void)unused;
+	return pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
+}
+
+static long new_procs(void *unused)
+{
+	(void)unused;
+	return pidmap_all(0, PIDMAP_PROC, idbuf, NULL);
+}
+
+/* What a grouping tool does: the processes, then each one's threads. */
+static long grouped(struct cost *c)
+{
+	long nproc = pidmap_all(0, PIDMAP_PROC, idbuf, c);
+	long n = 0, i;
+
+	for (i = 0; i < nproc; i++)
+		n += pidmap_all(idbuf[i], PIDMAP_TASKS, idbuf2, c);
+	return n;
+}
+
+static long new_grouped(void *unused)
+{
+	(void)unused;
+	return grouped(NULL);
+}
+
+static long fdmap_all(struct cost *c)
+{
+	long total = 0;
+	int start = 0;
+
+	for (;;) {
+		long r = sys_fdmap(0, idbuf, IDBUF_CAP, start, 0);
+
+		if (c) {
+			c->syscalls++;
+			if (r > 0)
+				c->bytes += r * (long)sizeof(int);
+		}
+		if (r < 0)
+			die("fdmap(0, start=%d): %m", start);
+		if (r > IDBUF_CAP)
+			die("fdmap returned %ld > count %u", r, IDBUF_CAP);
+		total += r;
+		if (r < IDBUF_CAP)
+			return total;
+		start = idbuf[r - 1] + 1;
+	}
+}
+
+static long new_fds(void *unused)
+{
+	(void)unused;
+	return fdmap_all(NULL);
+}
+
+/* Counting-pass versions of the baselines. */
+static void cost_task_dir(int pid, void *arg, struct cost *c)
+{
+	char path[32];
+	long *n = arg;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	*n += raw_list_dir(path, c, true, NULL, NULL);
+}
+
+static long cost_proc_tasks(struct cost *c)
+{
+	long n = 0;
+
+	raw_list_dir("/proc", c, false, cost_task_dir, &n);
+	return n;
+}
+
+static long cost_proc_root(struct cost *c)
+{
+	return raw_list_dir("/proc", c, false, NULL, NULL);
+}
+
+static long cost_self_fd(struct cost *c)
+{
+	/* The listing includes the directory's own fd: leave it out. */
+	return raw_list_dir("/proc/self/fd", c, false, NULL, NULL) - 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Timing.                                                                 */
+
+typedef long (*enum_fn)(void *arg);
+
+struct side {
+	enum_fn fn;
+	void *arg;
+	long iters;		/* per sample, so that a sample >= min_sample_ns */
+	double samples[64];
+	long entries;		/* of the last enumeration */
+};
+
+static double sample(struct side *s)
+{
+	uint64_t t0, t1;
+	long i, n = 0;
+
+	t0 = now_ns();
+	for (i = 0; i < s->iters; i++)
+		n = s->fn(s->arg);
+	t1 = now_ns();
+	s->entries = n;
+	return (double)(t1 - t0) / (double)s->iters;
+}
+
+static void calibrate(struct side *s)
+{
+	uint64_t t0, t1, dt;
+
+	s->fn(s->arg);		/* warm up caches and dentries */
+	t0 = now_ns();
+	s->entries = s->fn(s->arg);
+	t1 = now_ns();
+	dt = t1 - t0 ? t1 - t0 : 1;
+	s->iters = (long)((uint64_t)opt.min_sample_ns / dt) + 1;
+	if (s->iters > (1L << 22))
+		s->iters = 1L << 22;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	double tmp[64];
+
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/*
+ * Time @a and @b (either may be NULL: not available), interleaved: each
+ * round samples both, alternating which goes first.
+ */
+static void run_pair(struct side *a, struct side *b, double *ma, double *mb)
+{
+	int r;
+
+	if (a)
+		calibrate(a);
+	if (b)
+		calibrate(b);
+	for (r = 0; r < opt.rounds; r++) {
+		struct side *first = r % 2 ? b : a, *second = r % 2 ? a : b;
+
+		if (first)
+			first->samples[r] = sample(first);
+		if (second)
+			second->samples[r] = sample(second);
+	}
+	*ma = a ? median(a->samples, opt.rounds) : -1;
+	*mb = b ? median(b->samples, opt.rounds) : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Results.                                                                */
+
+struct result {
+	char name[48];
+	double base_ns, new_ns;		/* new_ns < 0: not available */
+	double ratio;			/* < 0: not available */
+	double target;
+	bool lower_better;		/* tgid_scale: ratio = loaded / idle */
+	long entries;			/* ids in one enumeration */
+	long base_sys, base_bytes, new_sys, new_bytes;
+	long base_iters, new_iters;
+	char extra[160];		/* extra JSON members, "" or ", ..." */
+};
+
+static struct result results[16];
+static int nresults;
+
+static struct result *add_result(const char *name, double target, bool lower)
+{
+	struct result *r;
+
+	if (nresults == ARRAY_SIZE(results))
+		die("too many results");
+	r = &results[nresults++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->target = target;
+	r->lower_better = lower;
+	r->new_ns = r->ratio = -1;
+	return r;
+}
+
+static bool met(const struct result *r)
+{
+	if (r->ratio < 0)
+		return false;
+	return r->lower_better ? r->ratio <= r->target : r->ratio >= r->target;
+}
+
+static void print_table(void)
+{
+	int i;
+
+	note("\n%-32s %14s %14s %9s %8s %5s %8s %9s %9s %10s %10s\n",
+	     "case", "baseline_ns", "new_ns", "ratio", "target", "met",
+	     "entries", "sys_base", "sys_new", "bytes_base", "bytes_new");
+	for (i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+		char nw[32] = "n/a", ra[32] = "n/a", sn[32] = "n/a", bn[32] = "n/a";
+
+		if (r->new_ns >= 0) {
+			snprintf(nw, sizeof(nw), "%.0f", r->new_ns);
+			snprintf(ra, sizeof(ra), "%.2f", r->ratio);
+			snprintf(sn, sizeof(sn), "%ld", r->new_sys);
+			snprintf(bn, sizeof(bn), "%ld", r->new_bytes);
+		}
+		note("%-32s %14.0f %14s %9s %3s%-5g %5s %8ld %9ld %9s %10ld %10s\n",
+		     r->name, r->base_ns, nw, ra, r->lower_better ? "<=" : ">=",
+		     r->target, r->ratio < 0 ? "n/a" : met(r) ? "yes" : "NO",
+		     r->entries, r->base_sys, sn, r->base_bytes, bn);
+	}
+}
+
+static void print_json(void)
+{
+	int i;
+
+	printf("%s\n{\n", JSON_BEGIN);
+	for (i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		printf("  \"%s\": {\"baseline_ns\": %.1f, ", r->name, r->base_ns);
+		if (r->new_ns >= 0)
+			printf("\"new_ns\": %.1f, \"ratio\": %.3f, ", r->new_ns, r->ratio);
+		else
+			printf("\"new_ns\": null, \"ratio\": null, ");
+		printf("\"target\": %g, \"better\": \"%s\", \"met\": %s, ",
+		       r->target, r->lower_better ? "lower" : "higher",
+		       r->ratio < 0 ? "null" : met(r) ? "true" : "false");
+		printf("\"entries\": %ld, \"baseline_syscalls\": %ld, \"baseline_bytes\": %ld, ",
+		       r->entries, r->base_sys, r->base_bytes);
+		if (r->new_ns >= 0)
+			printf("\"syscalls\": %ld, \"bytes\": %ld, ", r->new_sys, r->new_bytes);
+		else
+			printf("\"syscalls\": null, \"bytes\": null, ");
+		printf("\"baseline_iters\": %ld, \"new_iters\": %ld, \"rounds\": %d%s}%s\n",
+		       r->base_iters, r->new_iters, opt.rounds, r->extra,
+		       i + 1 < nresults ? "," : "");
+	}
+	printf("}\n%s\n", JSON_END);
+	fflush(stdout);
+}
+
+/*
+ * The two enumerations of a case must agree on the number of ids, else the
+ * benchmark compared different work.  Background tasks may come and go
+ * (kernel workers), hence a small slack.
+ */
+static void check_agree(const char *name, long base, long new)
+{
+	long slack = 4 + base / 100;
+
+	if (labs(base - new) > slack)
+		die("%s: /proc saw %ld ids but the syscall returned %ld (slack %ld)",
+		    name, base, new, slack);
+}
+
+/*
+ * Time one case: @base vs @new (NULL when the syscall is missing) plus the
+ * counting passes.
+ */
+static struct result *bench_case(const char *name, double target,
+				 enum_fn base, long (*base_cost)(struct cost *),
+				 enum_fn new, long (*new_cost)(struct cost *))
+{
+	struct side sb = { .fn = base }, sn = { .fn = new };
+	struct cost cb = { 0 }, cn = { 0 };
+	struct result *r = add_result(name, target, false);
+	long eb, en;
+
+	note("%s: timing ...\n", name);
+	run_pair(&sb, new ? &sn : NULL, &r->base_ns, &r->new_ns);
+	r->base_iters = sb.iters;
+	eb = base_cost(&cb);
+	r->entries = eb;
+	r->base_sys = cb.syscalls;
+	r->base_bytes = cb.bytes;
+	check_agree(name, eb, sb.entries);
+	if (new) {
+		en = new_cost(&cn);
+		check_agree(name, eb, en);
+		check_agree(name, eb, sn.entries);
+		r->new_iters = sn.iters;
+		r->new_sys = cn.syscalls;
+		r->new_bytes = cn.bytes;
+		r->ratio = r->base_ns / r->new_ns;
+	}
+	note("%s: baseline %.0f ns, new %s, %ld entries\n", name, r->base_ns,
+	     new ? "measured" : "n/a (no syscall)", r->entries);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* System limits.                                                          */
+
+static long read_long_file(const char *path)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static bool write_long_file(const char *path, long v)
+{
+	char buf[32];
+	int fd, len;
+	bool ok;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = snprintf(buf, sizeof(buf), "%ld\n", v);
+	ok = write(fd, buf, len) == len;
+	close(fd);
+	return ok;
+}
+
+struct sysctl_save {
+	const char *path;
+	long orig;	/* -1: untouched */
+};
+
+static struct sysctl_save saved[] = {
+	{ "/proc/sys/kernel/pid_max", -1 },
+	{ "/proc/sys/kernel/threads-max", -1 },
+};
+
+/* Raise a sysctl to at least @want (never lower it); restored at exit. */
+static void raise_sysctl(struct sysctl_save *s, long want)
+{
+	long cur = read_long_file(s->path);
+
+	if (cur < 0 || cur >= want)
+		return;
+	if (!write_long_file(s->path, want)) {
+		note("warning: cannot raise %s from %ld to %ld: %s\n", s->path,
+		     cur, want, strerror(errno));
+		return;
+	}
+	if (s->orig < 0)
+		s->orig = cur;
+}
+
+static void restore_sysctls(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(saved); i++)
+		if (saved[i].orig >= 0)
+			write_long_file(saved[i].path, saved[i].orig);
+}
+
+/* Make room for @ntasks more tasks (pids and threads). */
+static void make_room(long ntasks)
+{
+	long want = ntasks + 4096;
+
+	/* pid_max must stay <= PID_MAX_LIMIT (4M on 64-bit). */
+	raise_sysctl(&saved[0], want * 2 > 4194304 ? 4194304 : want * 2);
+	raise_sysctl(&saved[1], want * 2);
+}
+
+static long mem_available_kib(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Task populations.                                                       */
+
+struct pop {
+	pid_t *pids;
+	long n, cap;
+};
+
+static void pop_add(struct pop *p, pid_t pid)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 256;
+		p->pids = realloc(p->pids, p->cap * sizeof(*p->pids));
+		if (!p->pids)
+			die("out of memory");
+	}
+	p->pids[p->n++] = pid;
+}
+
+static void pop_kill(struct pop *p)
+{
+	long i;
+
+	for (i = 0; i < p->n; i++)
+		if (kill(p->pids[i], SIGKILL) && errno != ESRCH)
+			die("kill %d: %m", p->pids[i]);
+	for (i = 0; i < p->n; i++)
+		while (waitpid(p->pids[i], NULL, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid %d: %m", p->pids[i]);
+	free(p->pids);
+	memset(p, 0, sizeof(*p));
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* In a fresh child: die with the parent, so nothing outlives the run. */
+static void child_setup(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		_exit(3);
+	if (getppid() != parent)
+		_exit(3);
+}
+
+/*
+ * Fork @nprocs children; each starts @threads - 1 pthreads (16 KiB stacks)
+ * so that it has @threads tasks, reports on a pipe, and blocks.
+ */
+static void spawn_procs(struct pop *p, long nprocs, int threads)
+{
+	pid_t self = getpid();
+	uint64_t t0 = now_ns();
+	int pfd[2];
+	long i;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		die("pipe: %m");
+	for (i = 0; i < nprocs; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork #%ld: %m", i);
+		if (pid == 0) {
+			pthread_attr_t attr;
+			pthread_t t;
+			char ok = 'k';
+			int k;
+
+			child_setup(self);
+			close(pfd[0]);
+			if (pthread_attr_init(&attr) ||
+			    pthread_attr_setstacksize(&attr, 16384))
+				_exit(4);
+			for (k = 1; k < threads; k++)
+				if (pthread_create(&t, &attr, idle_thread, NULL))
+					ok = 'E';
+			if (write(pfd[1], &ok, 1) != 1)
+				_exit(5);
+			close(pfd[1]);
+			for (;;)
+				pause();
+		}
+		pop_add(p, pid);
+	}
+	close(pfd[1]);
+	for (i = 0; i < nprocs; i++) {
+		char c;
+		ssize_t n = read(pfd[0], &c, 1);
+
+		if (n < 0 && errno == EINTR) {
+			i--;
+			continue;
+		}
+		if (n != 1)
+			die("child #%ld did not report (read: %zd, %m)", i, n);
+		if (c != 'k')
+			die("a child could not start its %d threads", threads - 1);
+	}
+	close(pfd[0]);
+	note("  spawned %ld processes x %d tasks in %.1f s\n", nprocs, threads,
+	     (double)(now_ns() - t0) / 1e9);
+}
+
+/*
+ * A thread that never returns to C: clone() in inline asm, and the child
+ * loops on pause() in raw syscalls on its own 4 KiB stack, never touching
+ * libc or TLS.  All signals are blocked in the caller, so no signal frame
+ * is ever pushed on that stack; SIGKILL still ends the group.
+ */
+static long clone_idle_thread(void *stack_top)
+{
+	register long r10 asm("r10") = 0;	/* child_tid */
+	register long r8 asm("r8") = 0;		/* tls */
+	long ret;
+
+	asm volatile("syscall\n\t"
+		     "test %%rax, %%rax\n\t"
+		     "jnz 2f\n\t"
+		     "1:\n\t"
+		     "mov %[nr_pause], %%eax\n\t"
+		     "syscall\n\t"
+		     "jmp 1b\n\t"
+		     "2:\n\t"
+		     : "=a"(ret)
+		     : "0"((long)SYS_clone),
+		       "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+				  CLONE_THREAD | CLONE_SYSVSEM)),
+		       "S"(stack_top), "d"(0L), "r"(r10), "r"(r8),
+		       [nr_pause] "i"(SYS_pause)
+		     : "rcx", "r11", "memory", "cc");
+	return ret;
+}
+
+#define THREAD_STACK 4096
+#define MEM_FLOOR_KIB (160 * 1024)	/* stop adding threads below this */
+#define SPAWN_BUDGET_NS (240ull * 1000000000ull)
+
+/*
+ * Fork one process that holds up to @want idle threads.  It stops early
+ * when clone() fails with EAGAIN/ENOMEM, when MemAvailable drops under
+ * MEM_FLOOR_KIB, or after SPAWN_BUDGET_NS; the count it reached comes back
+ * on a pipe.
+ */
+static pid_t spawn_thread_holder(long want, long *got, double *secs)
+{
+	pid_t self = getpid(), pid;
+	uint64_t t0 = now_ns();
+	int pfd[2];
+	long n;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		die("pipe: %m");
+	pid = fork();
+	if (pid < 0)
+		die("fork: %m");
+	if (pid == 0) {
+		size_t len = (size_t)want * THREAD_STACK;
+		sigset_t all;
+		char *stacks;
+		long i;
+
+		child_setup(self);
+		close(pfd[0]);
+		sigfillset(&all);
+		if (sigprocmask(SIG_BLOCK, &all, NULL))
+			_exit(4);
+		stacks = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (stacks == MAP_FAILED)
+			_exit(4);
+		for (i = 0; i < want; i++) {
+			long r;
+
+			if (i % 1024 == 0) {
+				long avail = mem_available_kib();
+
+				if (avail >= 0 && avail < MEM_FLOOR_KIB)
+					break;
+				if (now_ns() - t0 > SPAWN_BUDGET_NS)
+					break;
+			}
+			r = clone_idle_thread(stacks + (size_t)(i + 1) * THREAD_STACK);
+			if (r < 0) {
+				if (r == -EAGAIN || r == -ENOMEM)
+					break;
+				_exit(6);
+			}
+		}
+		/* i threads plus this one. */
+		if (write(pfd[1], &i, sizeof(i)) != sizeof(i))
+			_exit(5);
+		for (;;)
+			syscall(SYS_pause);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t r = read(pfd[0], &n, sizeof(n));
+
+		if (r == sizeof(n))
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		die("thread holder did not report (exit status?)");
+	}
+	close(pfd[0]);
+	*got = n;
+	*secs = (double)(now_ns() - t0) / 1e9;
+	return pid;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Cases.                                                                  */
+
+static bool want_case(const char *name)
+{
+	int i;
+
+	if (!opt.nonly)
+		return true;
+	for (i = 0; i < opt.nonly; i++)
+		if (!strncmp(name, opt.only[i], strlen(opt.only[i])))
+			return true;
+	return false;
+}
+
+static long cost_new_all_tasks(struct cost *c)
+{
+	return pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, c);
+}
+
+static long cost_new_procs(struct cost *c)
+{
+	return pidmap_all(0, PIDMAP_PROC, idbuf, c);
+}
+
+static long cost_new_fds(struct cost *c)
+{
+	return fdmap_all(c);
+}
+
+static void case_fds(const char *name, long nfds, double target)
+{
+	int opened[4096];
+	long have, i, nopened = 0;
+
+	if (!want_case(name))
+		return;
+	have = walk_self_fd(NULL);
+	if (nfds > (long)ARRAY_SIZE(opened))
+		die("%s: too many fds", name);
+	for (i = have; i < nfds; i++) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			die("open /dev/null: %m");
+		opened[nopened++] = fd;
+	}
+	if (walk_self_fd(NULL) != nfds)
+		note("  note: %s runs with %ld fds open\n", name, walk_self_fd(NULL));
+	bench_case(name, target, walk_self_fd, cost_self_fd,
+		   have_fdmap ? new_fds : NULL, cost_new_fds);
+	for (i = 0; i < nopened; i++)
+		close(opened[i]);
+}
+
+static long cost_grouped(struct cost *c)
+{
+	return grouped(c);
+}
+
+/* ~250 tasks in ~130 processes, counting what the system already has. */
+static void case_250(void)
+{
+	const long want_tasks = 250, want_procs = 130;
+	struct pop p = { 0 };
+	long tasks0, procs0, dp, dt, multi, rem;
+	struct result *r;
+
+	if (!want_case("tasks_all_250") && !want_case("tasks_grouped_250"))
+		return;
+	tasks0 = walk_proc_tasks(NULL);
+	procs0 = walk_proc_root(NULL);
+	dp = want_procs - procs0;
+	dt = want_tasks - tasks0;
+	if (dp < 1 || dt < dp) {
+		note("  note: the system already has %ld processes, %ld tasks\n",
+		     procs0, tasks0);
+		dp = dp < 1 ? 1 : dp;
+		dt = dt < dp ? dp : dt;
+	}
+	/*
+	 * Extra threads go in processes of 5 tasks; one process takes the
+	 * remainder (1..3 extra threads); the rest are single-threaded.
+	 */
+	multi = (dt - dp) / 4;
+	if (multi > dp)
+		multi = dp;
+	rem = dt - dp - multi * 4;
+	if (rem > 3 || multi == dp)
+		rem = 0;
+	make_room(dt);
+	spawn_procs(&p, multi, 5);
+	if (rem)
+		spawn_procs(&p, 1, (int)rem + 1);
+	spawn_procs(&p, dp - multi - (rem ? 1 : 0), 1);
+	note("  system: %ld processes, %ld tasks\n", walk_proc_root(NULL),
+	     walk_proc_tasks(NULL));
+
+	if (want_case("tasks_all_250")) {
+		r = bench_case("tasks_all_250", 300, walk_proc_tasks, cost_proc_tasks,
+			       have_pidmap ? new_all_tasks : NULL,
+			       cost_new_all_tasks);
+		snprintf(r->extra, sizeof(r->extra), ", \"processes\": %ld",
+			 walk_proc_root(NULL));
+	}
+	if (want_case("tasks_grouped_250")) {
+		r = bench_case("tasks_grouped_250", 10, walk_proc_tasks,
+			       cost_proc_tasks, have_pidmap ? new_grouped : NULL,
+			       cost_grouped);
+		snprintf(r->extra, sizeof(r->extra), ", \"processes\": %ld",
+			 walk_proc_root(NULL));
+	}
+	pop_kill(&p);
+}
+
+static void case_procs_only(void)
+{
+	struct pop p = { 0 };
+	struct result *r;
+
+	if (!want_case("procs_only_10k"))
+		return;
+	make_room(opt.procs);
+	spawn_procs(&p, opt.procs, 1);
+	r = bench_case("procs_only_10k", 50, walk_proc_root, cost_proc_root,
+		       have_pidmap ? new_procs : NULL, cost_new_procs);
+	snprintf(r->extra, sizeof(r->extra), ", \"spawned_processes\": %ld",
+		 opt.procs);
+	pop_kill(&p);
+}
+
+static void case_tasks_10k(void)
+{
+	long nprocs = opt.procs / 10;
+	struct pop p = { 0 };
+	struct result *r;
+
+	if (!want_case("tasks_all_10k"))
+		return;
+	make_room(opt.procs);
+	spawn_procs(&p, nprocs, 10);
+	r = bench_case("tasks_all_10k", 100, walk_proc_tasks, cost_proc_tasks,
+		       have_pidmap ? new_all_tasks : NULL, cost_new_all_tasks);
+	snprintf(r->extra, sizeof(r->extra),
+		 ", \"processes\": %ld, \"spawned_processes\": %ld, \"threads_per_process\": 10",
+		 walk_proc_root(NULL), nprocs);
+	pop_kill(&p);
+}
+
+/*
+ * tgid_scale: idle cost of listing thread-group ids, then the cost with one
+ * process holding N idle threads.  baseline = idle, new = loaded,
+ * ratio = loaded / idle (smaller is better).
+ */
+static void case_tgid_scale(void)
+{
+	struct side idle_r = { .fn = walk_proc_root }, load_r = idle_r;
+	struct side idle_p = { .fn = new_procs }, load_p = idle_p;
+	struct result *rr, *rp = NULL;
+	struct cost ci = { 0 }, cl = { 0 };
+	double dummy, secs;
+	long got, procs;
+	pid_t holder;
+	uint64_t t0;
+
+	if (!want_case("tgid_scale_100k_threads"))
+		return;
+	note("tgid_scale_100k_threads: idle ...\n");
+	run_pair(&idle_r, have_pidmap ? &idle_p : NULL, &dummy, &dummy);
+	procs = walk_proc_root(NULL);
+	cost_proc_root(&ci);
+
+	make_room(opt.threads);
+	note("tgid_scale_100k_threads: spawning %ld threads ...\n", opt.threads);
+	holder = spawn_thread_holder(opt.threads, &got, &secs);
+	note("  holder %d: %ld threads (+1) in %.1f s; MemAvailable %ld KiB\n",
+	     holder, got, secs, mem_available_kib());
+	if (got < opt.threads)
+		note("  note: stopped at %ld of %ld threads (memory, limits or time budget)\n",
+		     got, opt.threads);
+
+	note("tgid_scale_100k_threads: loaded ...\n");
+	run_pair(&load_r, have_pidmap ? &load_p : NULL, &dummy, &dummy);
+	cost_proc_root(&cl);
+	check_agree("tgid_scale (readdir)", procs, load_r.entries);
+
+	rr = add_result("tgid_scale_100k_threads_readdir", 1.2, true);
+	rr->base_ns = median(idle_r.samples, opt.rounds);
+	rr->new_ns = median(load_r.samples, opt.rounds);
+	rr->ratio = rr->new_ns / rr->base_ns;
+	rr->entries = load_r.entries;
+	rr->base_sys = ci.syscalls;
+	rr->base_bytes = ci.bytes;
+	rr->new_sys = cl.syscalls;
+	rr->new_bytes = cl.bytes;
+	rr->base_iters = idle_r.iters;
+	rr->new_iters = load_r.iters;
+	if (have_pidmap) {
+		struct cost pi = { 0 }, pl = { 0 };
+
+		rp = add_result("tgid_scale_100k_threads_pidmap", 1.2, true);
+		rp->base_ns = median(idle_p.samples, opt.rounds);
+		rp->new_ns = median(load_p.samples, opt.rounds);
+		rp->ratio = rp->new_ns / rp->base_ns;
+		rp->entries = load_p.entries;
+		check_agree("tgid_scale (pidmap)", load_r.entries, load_p.entries);
+		cost_new_procs(&pl);
+		/* Idle cost per enumeration: one call, as for loaded, by design. */
+		pi.syscalls = pl.syscalls;
+		pi.bytes = idle_p.entries * (long)sizeof(int);
+		rp->base_sys = pi.syscalls;
+		rp->base_bytes = pi.bytes;
+		rp->new_sys = pl.syscalls;
+		rp->new_bytes = pl.bytes;
+		rp->base_iters = idle_p.iters;
+		rp->new_iters = load_p.iters;
+	}
+	snprintf(rr->extra, sizeof(rr->extra),
+		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f",
+		 got + 1, opt.threads, secs);
+	if (rp)
+		snprintf(rp->extra, sizeof(rp->extra), "%s", rr->extra);
+
+	t0 = now_ns();
+	if (kill(holder, SIGKILL))
+		die("kill holder: %m");
+	while (waitpid(holder, NULL, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid holder: %m");
+	note("  holder reaped in %.1f s\n", (double)(now_ns() - t0) / 1e9);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void probe(void)
+{
+	/* No mode is EINVAL on a patched kernel; ENOSYS means absent. */
+	long r = sys_pidmap(0, NULL, 0, 0, 0);
+
+	if (r == 0 || errno != ENOSYS) {
+		if (r == 0 || errno != EINVAL)
+			die("pidmap probe: expected EINVAL, got %ld (%m)", r);
+		have_pidmap = true;
+	}
+	r = sys_fdmap(0, NULL, 0, 0, ~0u);
+	if (r == 0 || errno != ENOSYS) {
+		if (r == 0 || errno != EINVAL)
+			die("fdmap probe: expected EINVAL, got %ld (%m)", r);
+		have_fdmap = true;
+	}
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+		"usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...\n"
+		"                    [--threads N] [--procs N] [--min-sample-us N] [--list]\n"
+		"  --quick       short smoke run: 3 rounds, 1000 processes, 10000 threads\n"
+		"  --json        print the results as JSON between " JSON_BEGIN " and " JSON_END "\n"
+		"  --case NAME   run only cases whose name starts with NAME (repeatable)\n"
+		"  --threads N   threads of tgid_scale_100k_threads (default 100000;\n"
+		"                also PIDMAP_BENCH_THREADS)\n"
+		"  --procs N     processes of procs_only_10k, tasks of tasks_all_10k (default 10000)\n");
+	exit(status);
+}
+
+static long parse_num(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0)
+		usage(2);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *cases[] = {
+		"fds_4", "fds_1000", "tasks_all_250", "tasks_grouped_250",
+		"procs_only_10k", "tasks_all_10k", "tgid_scale_100k_threads",
+	};
+	long threads = -1, procs = -1, min_us = -1;
+	const char *env;
+	struct rlimit rl;
+	struct utsname u;
+	int i;
+
+	opt.rounds = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--quick")) {
+			opt.quick = true;
+		} else if (!strcmp(a, "--json")) {
+			opt.json = true;
+		} else if (!strcmp(a, "--list")) {
+			for (size_t k = 0; k < ARRAY_SIZE(cases); k++)
+				puts(cases[k]);
+			return 0;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(0);
+		} else if (i + 1 < argc && !strcmp(a, "--rounds")) {
+			opt.rounds = (int)parse_num(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(a, "--threads")) {
+			threads = parse_num(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(a, "--procs")) {
+			procs = parse_num(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(a, "--min-sample-us")) {
+			min_us = parse_num(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(a, "--case")) {
+			if (opt.nonly == ARRAY_SIZE(opt.only))
+				usage(2);
+			opt.only[opt.nonly++] = argv[++i];
+		} else {
+			usage(2);
+		}
+	}
+	env = getenv("PIDMAP_BENCH_THREADS");
+	if (threads < 0 && env && *env)
+		threads = parse_num(env);
+	if (opt.rounds < 0)
+		opt.rounds = opt.quick ? 3 : 9;
+	if (opt.rounds < 1 || opt.rounds > 63)
+		usage(2);
+	opt.threads = threads >= 0 ? threads : opt.quick ? 10000 : 100000;
+	opt.procs = procs >= 0 ? procs : opt.quick ? 1000 : 10000;
+	if (opt.procs < 10)
+		opt.procs = 10;
+	opt.min_sample_ns = (min_us >= 0 ? min_us : opt.quick ? 1000 : 2000) * 1000;
+
+	/* Children and threads beyond the defaults: as root these succeed. */
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	if (setrlimit(RLIMIT_NPROC, &rl) && getrlimit(RLIMIT_NPROC, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NPROC, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	atexit(restore_sysctls);
+
+	probe();
+	if (uname(&u))
+		die("uname: %m");
+	note("pidmap-bench: kernel %s, pidmap %s, fdmap %s, %d rounds, min sample %ld us%s\n",
+	     u.release, have_pidmap ? "present" : "absent (ENOSYS)",
+	     have_fdmap ? "present" : "absent (ENOSYS)", opt.rounds,
+	     opt.min_sample_ns / 1000, opt.quick ? ", quick" : "");
+
+	case_fds("fds_4", 4, 30);
+	case_fds("fds_1000", 1000, 100);
+	case_250();
+	case_procs_only();
+	case_tasks_10k();
+	case_tgid_scale();
+
+	print_table();
+	if (opt.json)
+		print_json();
+	return 0;
+}
