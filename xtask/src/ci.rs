@@ -1,0 +1,83 @@
+//! `cargo xtask test-all`: the README's test command and what CI runs.
+
+use crate::paths::workspace_root;
+use crate::run::{run, step};
+use crate::{qemu, KernelArgs};
+use anyhow::{bail, Result};
+use clap::Args;
+use std::process::Command;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct TestAllArgs {
+    /// Skip the QEMU suites (host checks only).
+    #[arg(long)]
+    pub host_only: bool,
+    /// Skip the debug-kernel suite.
+    #[arg(long)]
+    pub no_debug: bool,
+}
+
+fn cargo(args: &[&str]) -> Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(cargo).current_dir(workspace_root()).args(args))
+}
+
+fn kernel(debug: bool, unpatched: bool) -> KernelArgs {
+    KernelArgs {
+        debug,
+        unpatched,
+        kernel_src: None,
+        timeout: 1800,
+        memory: 3072,
+    }
+}
+
+fn suite(args: &KernelArgs) -> Result<()> {
+    match qemu::qemu_test(args)? {
+        0 => Ok(()),
+        _ => bail!("the guest suite failed"),
+    }
+}
+
+pub fn test_all(args: &TestAllArgs) -> Result<()> {
+    type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
+    let mut stages: Vec<Stage> = vec![
+        ("cargo fmt --check", Box::new(|| cargo(&["fmt", "--all", "--", "--check"]))),
+        (
+            "cargo clippy -D warnings",
+            Box::new(|| cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])),
+        ),
+        ("cargo test", Box::new(|| cargo(&["test", "--workspace"]))),
+    ];
+    if !args.host_only {
+        stages.push(("checkpatch --strict", Box::new(|| crate::patches::check_series(&kernel(false, false)))));
+        stages.push(("qemu-test (patched)", Box::new(|| suite(&kernel(false, false)))));
+        stages.push(("qemu-test (unpatched: crate fallback)", Box::new(|| suite(&kernel(false, true)))));
+        if !args.no_debug {
+            stages.push(("qemu-test --debug", Box::new(|| suite(&kernel(true, false)))));
+        }
+    }
+    let mut timings = Vec::new();
+    let mut failure = None;
+    for (name, body) in &stages {
+        step(format!("=== stage: {name}"));
+        let start = Instant::now();
+        let result = body();
+        let secs = start.elapsed().as_secs_f64();
+        let ok = result.is_ok();
+        timings.push((*name, secs, ok));
+        if let Err(err) = result {
+            failure = Some(format!("{name}: {err:#}"));
+            break;
+        }
+    }
+    step("stage timings:");
+    for (name, secs, ok) in &timings {
+        eprintln!("    {:>8.1} s  {}  {name}", secs, if *ok { "ok  " } else { "FAIL" });
+    }
+    match failure {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,99 @@
+//! Host prerequisites: find what is missing and, as root on Debian, install it.
+//!
+//! Each requirement names a file that proves it is present and the Debian
+//! package that provides it, so a non-Debian or non-root user gets the
+//! exact list to install instead of a failure deep inside a kernel build.
+
+use crate::run::{run, step};
+use anyhow::{bail, Result};
+use std::path::Path;
+use std::process::Command;
+
+pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+
+struct Requirement {
+    /// A file whose presence proves the requirement is met.
+    probe: &'static str,
+    /// The Debian package that provides it.
+    package: &'static str,
+}
+
+const fn req(probe: &'static str, package: &'static str) -> Requirement {
+    Requirement { probe, package }
+}
+
+/// What building the kernel and kselftests needs.
+const BUILD: &[Requirement] = &[
+    req("/usr/bin/make", "make"),
+    req("/usr/bin/gcc", "gcc"),
+    req("/usr/bin/flex", "flex"),
+    req("/usr/bin/bison", "bison"),
+    req("/usr/bin/bc", "bc"),
+    req("/usr/bin/perl", "perl"),
+    req("/usr/bin/xz", "xz-utils"),
+    req("/usr/bin/git", "git"),
+    req("/usr/include/gelf.h", "libelf-dev"),
+    req("/usr/include/openssl/opensslv.h", "libssl-dev"),
+    // glibc's static archives, for the static guest programs.
+    req("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+];
+
+/// What the guest needs: the emulator, the initramfs packer and a static shell.
+const GUEST: &[Requirement] = &[
+    req("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+    req("/usr/bin/cpio", "cpio"),
+    req("/bin/busybox", "busybox-static"),
+];
+
+const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-6.12");
+
+fn missing(reqs: &[&Requirement]) -> Vec<&'static str> {
+    let mut packages: Vec<&'static str> = reqs
+        .iter()
+        .filter(|r| !Path::new(r.probe).exists())
+        .map(|r| r.package)
+        .collect();
+    packages.dedup();
+    packages
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn is_debian() -> bool {
+    Path::new("/etc/debian_version").exists() && Path::new("/usr/bin/apt-get").exists()
+}
+
+/// Makes sure the host has everything, installing with apt-get when allowed.
+///
+/// `need_tarball` is false when the caller passed `--kernel-src`.
+pub fn ensure(need_tarball: bool) -> Result<()> {
+    let mut reqs: Vec<&Requirement> = BUILD.iter().chain(GUEST).collect();
+    if need_tarball {
+        reqs.push(&KERNEL_SOURCE);
+    }
+    let packages = missing(&reqs);
+    if packages.is_empty() {
+        return Ok(());
+    }
+    let list = packages.join(" ");
+    if !(is_root() && is_debian()) {
+        bail!("missing host packages: {list}\n  install them with: sudo apt-get install {list}");
+    }
+    step(format!("installing missing packages: {list}"));
+    run(Command::new("apt-get").args(["update", "-q"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(&packages)
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    let still = missing(&reqs);
+    if !still.is_empty() {
+        bail!(
+            "apt-get ran but these are still missing: {}",
+            still.join(" ")
+        );
+    }
+    Ok(())
+}

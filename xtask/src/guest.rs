@@ -1,0 +1,307 @@
+//! What goes into the guest: static test programs, busybox, our /init, and
+//! the newc initramfs that carries them.
+
+use crate::kernel::{Flavor, Kernel};
+use crate::paths::{qemu_dir, target_dir, workspace_root, xtask_dir};
+use crate::run::{run_quiet, step, timed};
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const RUST_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// What the guest's /init is asked to do.
+pub enum Mode {
+    /// Run every test under /tests and report pass/fail.
+    Test,
+    /// Run one command (already shell-quoted) and report its exit status.
+    Run(String),
+    /// An interactive shell on the console.
+    Shell,
+}
+
+/// A directory tree that becomes the initramfs.
+pub struct Stage {
+    root: PathBuf,
+}
+
+impl Stage {
+    pub fn new(name: &str) -> Result<Stage> {
+        let root = xtask_dir().join("stage").join(name);
+        if root.exists() {
+            fs::remove_dir_all(&root)?;
+        }
+        for dir in ["bin", "etc", "proc", "sys", "dev", "tmp", "root", "add", "tests"] {
+            fs::create_dir_all(root.join(dir))?;
+        }
+        Ok(Stage { root })
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Copies `src` to `rel` inside the guest, keeping it executable.
+    pub fn add_file(&self, src: &Path, rel: &str) -> Result<()> {
+        let dst = self.root.join(rel);
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::copy(src, &dst).with_context(|| format!("cannot copy {} into the guest", src.display()))?;
+        Ok(())
+    }
+
+    pub fn write(&self, rel: &str, text: &str, mode: u32) -> Result<()> {
+        let dst = self.root.join(rel);
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&dst, text)?;
+        fs::set_permissions(&dst, fs::Permissions::from_mode(mode))?;
+        Ok(())
+    }
+
+    /// Packs the tree as a newc cpio archive owned by root.
+    pub fn pack(&self) -> Result<PathBuf> {
+        let out = self.root.with_extension("cpio");
+        let file = fs::File::create(&out)?;
+        let mut find = Command::new("find")
+            .args([".", "-print0"])
+            .current_dir(&self.root)
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let status = Command::new("cpio")
+            .args(["--null", "--quiet", "-o", "-H", "newc", "-R", "0:0"])
+            .current_dir(&self.root)
+            .stdin(find.stdout.take().expect("piped"))
+            .stdout(file)
+            .status()?;
+        if !status.success() || !find.wait()?.success() {
+            bail!("packing the initramfs with cpio failed");
+        }
+        Ok(out)
+    }
+}
+
+/// Lays down busybox, /init, the exit helper and the run configuration.
+pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
+    stage.add_file(Path::new("/bin/busybox"), "bin/busybox")?;
+    stage.add_file(&qemu_dir().join("init.sh"), "init")?;
+    fs::set_permissions(stage.path("init"), fs::Permissions::from_mode(0o755))?;
+    compile_c(
+        &qemu_dir().join("guest-exit.c"),
+        &stage.path("bin/guest-exit"),
+        None,
+        &kernel.headers(),
+    )?;
+
+    let mut env = String::from("# written by cargo xtask: what this boot is for\n");
+    let (mode_name, command) = match mode {
+        Mode::Test => ("test", None),
+        Mode::Run(cmd) => ("run", Some(cmd)),
+        Mode::Shell => ("shell", None),
+    };
+    env.push_str(&format!("export PIDMAP_MODE={mode_name}\n"));
+    env.push_str(&format!("export PIDMAP_KERNEL={}\n", kernel.flavor.name()));
+    if kernel.flavor.has_series() {
+        // The syscall path must never hide behind the /proc fallback here.
+        env.push_str("export PIDMAP_REQUIRE_SYSCALL=1\n");
+    } else {
+        env.push_str("export PIDMAP_EXPECT_NO_SYSCALL=1\n");
+    }
+    let stress = if kernel.flavor == Flavor::Debug { 60 } else { 10 };
+    env.push_str(&format!("export PIDMAP_STRESS_SECONDS={stress}\n"));
+    stage.write("etc/pidmap.env", &env, 0o644)?;
+    if let Some(cmd) = command {
+        stage.write("etc/pidmap.cmd", &format!("{cmd}\n"), 0o755)?;
+    }
+    Ok(())
+}
+
+/// Compiles one C program static, against the kernel's uapi headers.
+pub fn compile_c(src: &Path, out: &Path, include: Option<&Path>, headers: &Path) -> Result<()> {
+    if let Some(parent) = out.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"]);
+    if let Some(dir) = include {
+        cmd.arg("-I").arg(dir);
+    }
+    cmd.arg("-isystem").arg(headers).arg("-o").arg(out).arg(src);
+    run_quiet(&mut cmd).with_context(|| format!("cannot compile {}", src.display()))
+}
+
+/// Compiles every `*.c` in `dir` into `stage/dest/`.
+pub fn add_c_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> Result<usize> {
+    let mut count = 0;
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut sources: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    for src in sources {
+        let name = src.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        compile_c(&src, &stage.path(&format!("{dest}/{name}")), Some(&dir.join("include")), headers)?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace_root())
+        .env("CARGO_TARGET_DIR", target_dir().join("guest"))
+        .env("RUSTFLAGS", "-C target-feature=+crt-static");
+    cmd
+}
+
+/// Runs a cargo build and returns the executables it reports.
+fn cargo_executables(cmd: &mut Command, tests_only: bool) -> Result<Vec<PathBuf>> {
+    cmd.args(["--target", RUST_TARGET, "--message-format=json-render-diagnostics"])
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().context("cannot run cargo")?;
+    let mut found = Vec::new();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let msg: serde_json::Value = match serde_json::from_str(&line?) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        if tests_only && msg["profile"]["test"] != true {
+            continue;
+        }
+        if let Some(exe) = msg["executable"].as_str() {
+            found.push(PathBuf::from(exe));
+        }
+    }
+    if !child.wait()?.success() {
+        bail!("cargo failed to build the static guest binaries");
+    }
+    Ok(found)
+}
+
+/// The library's unit and integration tests, built static for the guest.
+pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
+    let tests = timed("building the crate's tests static for the guest", || {
+        cargo_executables(cargo().args(["test", "-p", "pidmap", "--no-run"]), true)
+    })?;
+    for exe in &tests {
+        let name = exe.file_name().unwrap_or_default().to_string_lossy();
+        // `pidmap-0123abcd` -> `pidmap`: the hash only makes the log noisy.
+        let short = name.rsplit_once('-').map_or(&*name, |(stem, _)| stem);
+        stage.add_file(exe, &format!("tests/rust/{short}"))?;
+    }
+    Ok(tests.len())
+}
+
+/// The `pidmap` CLI, built static, as /bin/pidmap.
+pub fn add_cli(stage: &Stage) -> Result<()> {
+    let bins = cargo_executables(cargo().args(["build", "-p", "pidmap-cli", "--bin", "pidmap"]), false)?;
+    let Some(exe) = bins.iter().find(|p| p.file_name().is_some_and(|n| n == "pidmap")) else {
+        bail!("cargo built no `pidmap` binary");
+    };
+    stage.add_file(exe, "bin/pidmap")
+}
+
+/// Builds the series' kselftests (tools/testing/selftests/pidmap) static.
+pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
+    let suite = kernel.src.join("tools/testing/selftests/pidmap");
+    if !suite.exists() {
+        step("the series has no tools/testing/selftests/pidmap yet");
+        return Ok(0);
+    }
+    let out = xtask_dir().join(format!("kselftest-{}", kernel.flavor.name()));
+    timed("building the kselftests static", || {
+        run_quiet(
+            Command::new("make")
+                .arg("-C")
+                .arg(kernel.src.join("tools/testing/selftests"))
+                .arg("TARGETS=pidmap")
+                .arg(format!("O={}", out.display()))
+                .arg(format!("KHDR_INCLUDES=-isystem {}", kernel.headers().display()))
+                .arg("LDFLAGS=-static")
+                .arg("all"),
+        )
+    })?;
+    let built = out.join("kselftest/pidmap");
+    let mut count = 0;
+    let mut entries: Vec<PathBuf> = fs::read_dir(&built)
+        .with_context(|| format!("the kselftest build left nothing in {}", built.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if is_elf_executable(&path)? {
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            stage.add_file(&path, &format!("tests/kselftest/{name}"))?;
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+fn is_elf_executable(path: &Path) -> Result<bool> {
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Ok(false);
+    }
+    let mut magic = [0u8; 4];
+    use std::io::Read;
+    let n = fs::File::open(path)?.read(&mut magic)?;
+    Ok(n == 4 && magic == *b"\x7fELF")
+}
+
+/// Copies `--add` files to /add/<name>.
+pub fn add_user_files(stage: &Stage, files: &[PathBuf]) -> Result<()> {
+    for file in files {
+        let name = file
+            .file_name()
+            .with_context(|| format!("--add {} has no file name", file.display()))?;
+        stage.add_file(file, &format!("add/{}", name.to_string_lossy()))?;
+    }
+    Ok(())
+}
+
+/// Quotes `args` for busybox sh.
+pub fn shell_quote(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Everything `qemu-test` runs, for `kernel`.
+pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<()> {
+    let rust = add_rust_tests(stage)?;
+    add_cli(stage)?;
+    let (c, kself) = if kernel.flavor.has_series() {
+        let c = timed("building the guest C tests static", || {
+            add_c_programs(stage, &workspace_root().join("guest-tests"), "tests/c", &kernel.headers())
+        })?;
+        (c, add_kselftests(stage, kernel)?)
+    } else {
+        // The unpatched kernel proves the crate's fallback; the syscall
+        // tests have nothing to test there.
+        (0, 0)
+    };
+    step(format!(
+        "guest suite: {rust} Rust test binaries, {c} C tests, {kself} kselftests"
+    ));
+    Ok(())
+}

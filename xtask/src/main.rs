@@ -1,0 +1,103 @@
+//! `cargo xtask`: the project's build-and-boot harness.
+//!
+//! It takes a fresh Debian machine from nothing to "patched 6.12 kernel
+//! booted under QEMU, our tests ran inside it, pass/fail known" in one
+//! command. Every subcommand lives in its own module; this file only parses
+//! the command line and dispatches.
+
+mod bench;
+mod ci;
+mod deps;
+mod guest;
+mod kernel;
+mod patches;
+mod paths;
+mod qemu;
+mod run;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "pidmap build, boot and test harness")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the patched kernel and the guest tests, boot under QEMU, run the suite.
+    QemuTest(QemuTestArgs),
+    /// Boot the kernel and run one command in the guest; exits with its status.
+    QemuRun(QemuRunArgs),
+    /// Boot the kernel and give an interactive busybox shell on the console.
+    QemuShell(KernelArgs),
+    /// Work on the kernel patch series.
+    Patches {
+        #[command(subcommand)]
+        command: patches::PatchesCommand,
+    },
+    /// Run the guest benchmarks side by side in one boot and print the table.
+    Bench(bench::BenchArgs),
+    /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
+    TestAll(ci::TestAllArgs),
+}
+
+/// Which kernel to boot and where its source comes from.
+#[derive(Args, Clone, Debug)]
+pub struct KernelArgs {
+    /// Boot the debug kernel (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, KASAN).
+    #[arg(long, conflicts_with = "unpatched")]
+    pub debug: bool,
+    /// Boot a 6.12 kernel built without the series (the "before" kernel).
+    #[arg(long)]
+    pub unpatched: bool,
+    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_src: Option<PathBuf>,
+    /// Hard limit on the guest's run time, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
+    pub timeout: u64,
+    /// Guest memory in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 3072)]
+    pub memory: u32,
+}
+
+#[derive(Args)]
+pub struct QemuTestArgs {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
+}
+
+#[derive(Args)]
+pub struct QemuRunArgs {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
+    /// Copy this host file into the guest as /add/<file name>. Repeatable.
+    #[arg(long = "add", value_name = "HOST_PATH")]
+    pub add: Vec<PathBuf>,
+    /// The command and its arguments, run by busybox sh in the guest.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result: Result<i32> = match cli.command {
+        Command::QemuTest(args) => qemu::qemu_test(&args.kernel),
+        Command::QemuRun(args) => qemu::qemu_run(&args.kernel, &args.add, &args.command),
+        Command::QemuShell(args) => qemu::qemu_shell(&args).map(|()| 0),
+        Command::Patches { command } => patches::run(command).map(|()| 0),
+        Command::Bench(args) => bench::run(&args).map(|()| 0),
+        Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! `cargo xtask patches`: checks on the kernel series.
+
+use crate::kernel::{self, series};
+use crate::paths::xtask_dir;
+use crate::run::{self as cmd, step, timed};
+
+use crate::KernelArgs;
+use anyhow::{bail, Result};
+use clap::Subcommand;
+use std::process::Command;
+
+#[derive(Subcommand)]
+pub enum PatchesCommand {
+    /// `scripts/checkpatch.pl --strict` on every patch of the series.
+    Check {
+        /// Also build each prefix of the series (each patch must build on its own).
+        #[arg(long)]
+        build_each: bool,
+        #[command(flatten)]
+        kernel: KernelArgs,
+    },
+}
+
+pub fn run(command: PatchesCommand) -> Result<()> {
+    match command {
+        PatchesCommand::Check { build_each, kernel } => {
+            check_series(&kernel)?;
+            if build_each {
+                build_each_prefix(&kernel)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs checkpatch on each patch and fails on any error or warning.
+pub fn check_series(args: &KernelArgs) -> Result<()> {
+    let tree = kernel::pristine_tree(args)?;
+    let patches = series()?;
+    let mut dirty = Vec::new();
+    for patch in &patches {
+        let name = patch.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let out = Command::new(tree.join("scripts/checkpatch.pl"))
+            .args(["--strict", "--no-signoff", "--terse", "--show-types"])
+            .arg(patch)
+            .current_dir(&tree)
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let total = text
+            .lines()
+            .find(|l| l.starts_with("total:"))
+            .unwrap_or("total: (no summary)")
+            .to_string();
+        step(format!("{name}: {total}"));
+        for line in text.lines().filter(|l| !l.starts_with("total:")) {
+            eprintln!("    {line}");
+        }
+        let clean = total.contains(" 0 errors, 0 warnings");
+        if !clean {
+            dirty.push(name);
+        }
+    }
+    if !dirty.is_empty() {
+        bail!("checkpatch --strict reports errors or warnings in: {}", dirty.join(", "));
+    }
+    step(format!("checkpatch --strict: {} patches clean", patches.len()));
+    Ok(())
+}
+
+/// Builds the kernel after each patch, so a bisect never lands on a broken tree.
+fn build_each_prefix(args: &KernelArgs) -> Result<()> {
+    let patches = series()?;
+    let tree = kernel::apply_tree(args)?;
+    let build = xtask_dir().join("linux/build-prefix");
+    kernel::configure_build(&tree, &build, kernel::Flavor::Patched)?;
+    for (i, patch) in patches.iter().enumerate() {
+        let name = patch.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        kernel::git_am(&tree, patch)?;
+        timed(&format!("build after {}/{}: {name}", i + 1, patches.len()), || {
+            cmd::run(Command::new("make")
+                .arg("-C")
+                .arg(&tree)
+                .arg(format!("O={}", build.display()))
+                .args(["ARCH=x86_64", "-s", &kernel::jobs(), "bzImage"]))
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,353 @@
+//! Booting the guest under QEMU and judging what came back.
+
+use crate::guest::{self, Mode, Stage};
+use crate::kernel::{self, Kernel};
+use crate::paths::xtask_dir;
+use crate::run::step;
+use crate::KernelArgs;
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Kernel log lines that mean the kernel is unhappy, whatever the tests say.
+/// Lockdep and might_sleep reports do not panic by themselves.
+const SPLATS: &[&str] = &[
+    "BUG:",
+    "WARNING:",
+    "KASAN",
+    "possible circular locking",
+    "suspicious RCU usage",
+    "Call Trace",
+    "Kernel panic",
+    "Oops:",
+];
+
+/// KVM only where it really works: /dev/kvm can exist without nested
+/// virtualisation, and then `-accel kvm` hangs, so look for vmx/svm too.
+fn accelerator() -> (&'static str, &'static str) {
+    match std::env::var("PIDMAP_QEMU_ACCEL").as_deref() {
+        Ok("tcg") => return ("tcg", "max"),
+        Ok("kvm") => return ("kvm", "host"),
+        _ => {}
+    }
+    let kvm_usable = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    let cpu_has_vt = fs::read_to_string("/proc/cpuinfo")
+        .map(|c| {
+            c.lines()
+                .filter(|l| l.starts_with("flags"))
+                .any(|l| l.split_whitespace().any(|f| f == "vmx" || f == "svm"))
+        })
+        .unwrap_or(false);
+    if kvm_usable && cpu_has_vt {
+        ("kvm", "host")
+    } else {
+        ("tcg", "max")
+    }
+}
+
+struct Boot<'a> {
+    kernel: &'a Kernel,
+    initramfs: PathBuf,
+    memory: u32,
+    interactive: bool,
+}
+
+impl Boot<'_> {
+    fn command(&self, status_file: &Path) -> Command {
+        let (accel, cpu) = accelerator();
+        let mut cmd = Command::new("qemu-system-x86_64");
+        cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"])
+            .args(["-accel", accel, "-cpu", cpu, "-smp", "2"])
+            .arg("-m")
+            .arg(self.memory.to_string())
+            .arg("-kernel")
+            .arg(self.kernel.bzimage())
+            .arg("-initrd")
+            .arg(&self.initramfs)
+            .args([
+                "-append",
+                "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 \
+                 hung_task_panic=1 printk.devkmsg=on",
+            ])
+            .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+            .args(["-serial", if self.interactive { "mon:stdio" } else { "stdio" }])
+            .arg("-serial")
+            .arg(format!("file:{}", status_file.display()));
+        cmd
+    }
+}
+
+/// How a boot ended.
+pub struct Outcome {
+    /// The exit status the guest wrote to its status port, if it got that far.
+    pub guest_status: Option<i32>,
+    /// QEMU's own exit status: 1 + 2 * isa-debug-exit value.
+    pub debug_exit: Option<u8>,
+    pub splats: Vec<String>,
+    pub passed: usize,
+    pub failed: Vec<String>,
+    pub log: PathBuf,
+}
+
+/// Boots, streams the console with progress, and enforces the timeout.
+fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
+    let logs = xtask_dir().join("logs");
+    fs::create_dir_all(&logs)?;
+    let log_path = logs.join(format!("{label}.log"));
+    let status_file = logs.join(format!("{label}.status"));
+    let _ = fs::remove_file(&status_file);
+    let mut log = fs::File::create(&log_path)?;
+
+    let (accel, _) = accelerator();
+    step(format!(
+        "booting the {} kernel under QEMU ({accel}), timeout {} s, log {}",
+        boot.kernel.flavor.name(),
+        timeout.as_secs(),
+        log_path.display()
+    ));
+    let mut child = boot
+        .command(&status_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start qemu-system-x86_64")?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf).trim_end().replace('\r', "");
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+
+    let start = Instant::now();
+    let deadline = start + timeout;
+    let mut outcome = Outcome {
+        guest_status: None,
+        debug_exit: None,
+        splats: Vec::new(),
+        passed: 0,
+        failed: Vec::new(),
+        log: log_path.clone(),
+    };
+    let mut last_line = String::new();
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "the guest did not finish within {} s (hung?); last line: {last_line:?}; log: {}",
+                timeout.as_secs(),
+                log_path.display()
+            );
+        }
+        match rx.recv_timeout(deadline - now) {
+            Ok(line) => {
+                writeln!(log, "{line}")?;
+                observe(&line, &mut outcome, start);
+                last_line = line;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let status = child.wait()?;
+    outcome.debug_exit = status.code().and_then(|c| u8::try_from(c).ok());
+    outcome.guest_status = fs::read_to_string(&status_file)
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    Ok(outcome)
+}
+
+/// Echoes one console line and updates the running verdict.
+fn observe(line: &str, outcome: &mut Outcome, start: Instant) {
+    println!("{line}");
+    if SPLATS.iter().any(|s| line.contains(s)) {
+        outcome.splats.push(line.to_string());
+    }
+    if let Some(rest) = line.strip_prefix("PIDMAP-TEST-RESULT ") {
+        let mut words = rest.split_whitespace();
+        let name = words.next().unwrap_or("?").to_string();
+        let verdict = words.next().unwrap_or("?");
+        if verdict == "pass" {
+            outcome.passed += 1;
+        } else {
+            outcome.failed.push(name.clone());
+        }
+        step(format!(
+            "[{:>4} s] {name}: {verdict} ({} passed, {} failed so far)",
+            start.elapsed().as_secs(),
+            outcome.passed,
+            outcome.failed.len()
+        ));
+    }
+}
+
+fn initramfs_for(kernel: &Kernel, mode: &Mode, label: &str, extra: impl FnOnce(&Stage) -> Result<()>) -> Result<PathBuf> {
+    let stage = Stage::new(label)?;
+    guest::base(&stage, kernel, mode)?;
+    extra(&stage)?;
+    stage.pack()
+}
+
+/// `cargo xtask qemu-test`: the whole guest suite; exit 0 only if all passed
+/// and the kernel log is clean.
+pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
+    let kernel = kernel::prepare(args)?;
+    let label = format!("test-{}", kernel.flavor.name());
+    let initramfs = initramfs_for(&kernel, &Mode::Test, &label, |stage| guest::test_payload(stage, &kernel))?;
+    let outcome = boot(
+        &Boot {
+            kernel: &kernel,
+            initramfs,
+            memory: args.memory,
+            interactive: false,
+        },
+        Duration::from_secs(args.timeout),
+        &label,
+    )?;
+    Ok(report_suite(&outcome))
+}
+
+/// Prints the verdict and the one summary line; returns the exit code.
+fn report_suite(outcome: &Outcome) -> i32 {
+    let mut passed = outcome.passed;
+    let mut failed = outcome.failed.len();
+    // The kernel log is checked like a test: a splat fails the run.
+    if outcome.splats.is_empty() {
+        passed += 1;
+    } else {
+        failed += 1;
+        step(format!("kernel log has {} splat line(s):", outcome.splats.len()));
+        for line in &outcome.splats {
+            eprintln!("    {line}");
+        }
+    }
+    let reported = match (outcome.debug_exit, outcome.guest_status) {
+        (Some(1), Some(0)) => true,
+        (Some(3), Some(_)) => true,
+        (code, status) => {
+            failed += 1;
+            step(format!(
+                "the guest did not report through isa-debug-exit (qemu exit {code:?}, status {status:?}): \
+                 kernel panic or crash; see {}",
+                outcome.log.display()
+            ));
+            false
+        }
+    };
+    if reported && outcome.passed + outcome.failed.len() == 0 {
+        failed += 1;
+        step("the guest ran no test");
+    }
+    for name in &outcome.failed {
+        step(format!("FAILED: {name}"));
+    }
+    println!("{passed} passed, {failed} failed");
+    i32::from(failed != 0)
+}
+
+/// `cargo xtask qemu-run`: one command in the guest, its exit status is ours.
+pub fn qemu_run(args: &KernelArgs, add: &[PathBuf], command: &[String]) -> Result<i32> {
+    let kernel = kernel::prepare(args)?;
+    let label = format!("run-{}", kernel.flavor.name());
+    let mode = Mode::Run(guest::shell_quote(command));
+    let initramfs = initramfs_for(&kernel, &mode, &label, |stage| {
+        guest::add_cli(stage)?;
+        guest::add_user_files(stage, add)
+    })?;
+    let outcome = boot(
+        &Boot {
+            kernel: &kernel,
+            initramfs,
+            memory: args.memory,
+            interactive: false,
+        },
+        Duration::from_secs(args.timeout),
+        &label,
+    )?;
+    guest_exit_status(&outcome)
+}
+
+/// The command's exit status, or an error if the guest died first or its
+/// kernel log has a splat.
+pub fn guest_exit_status(outcome: &Outcome) -> Result<i32> {
+    let Some(status) = outcome.guest_status else {
+        bail!(
+            "the guest died before reporting a status (qemu exit {:?}); see {}",
+            outcome.debug_exit,
+            outcome.log.display()
+        );
+    };
+    if !outcome.splats.is_empty() {
+        for line in &outcome.splats {
+            eprintln!("    {line}");
+        }
+        bail!("the kernel log has {} splat line(s)", outcome.splats.len());
+    }
+    Ok(status)
+}
+
+/// Boots with the given payload and returns the outcome, for other xtask
+/// commands (the benchmarks). `command` runs under busybox sh in the guest.
+pub fn run_in_guest(
+    args: &KernelArgs,
+    add: &[PathBuf],
+    command: &[String],
+    label: &str,
+) -> Result<(Outcome, String)> {
+    let kernel = kernel::prepare(args)?;
+    let mode = Mode::Run(guest::shell_quote(command));
+    let initramfs = initramfs_for(&kernel, &mode, label, |stage| guest::add_user_files(stage, add))?;
+    let outcome = boot(
+        &Boot {
+            kernel: &kernel,
+            initramfs,
+            memory: args.memory,
+            interactive: false,
+        },
+        Duration::from_secs(args.timeout),
+        label,
+    )?;
+    let log = fs::read_to_string(&outcome.log)?;
+    Ok((outcome, log))
+}
+
+/// `cargo xtask qemu-shell`: QEMU owns the terminal until the guest powers off.
+pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
+    let kernel = kernel::prepare(args)?;
+    let label = format!("shell-{}", kernel.flavor.name());
+    let initramfs = initramfs_for(&kernel, &Mode::Shell, &label, |stage| guest::add_cli(stage))?;
+    let boot = Boot {
+        kernel: &kernel,
+        initramfs,
+        memory: args.memory,
+        interactive: true,
+    };
+    let status_file = xtask_dir().join("logs").join(format!("{label}.status"));
+    fs::create_dir_all(xtask_dir().join("logs"))?;
+    step("booting an interactive guest; leave with `poweroff -f` or Ctrl-A X");
+    boot.command(&status_file)
+        .status()
+        .context("cannot start qemu-system-x86_64")?;
+    Ok(())
+}
