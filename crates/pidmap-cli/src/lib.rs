@@ -1,0 +1,1 @@
+//! The `pidmap` command line (work in progress).

@@ -1,0 +1,620 @@
+//! List processes, threads, children and open file descriptors of Linux
+//! processes — through the `pidmap(2)`/`fdmap(2)` system calls when the
+//! kernel has them, and through a fast `/proc` reader when it does not.
+//!
+//! # Backends
+//!
+//! | [`Backend`] | behaviour |
+//! |---|---|
+//! | [`Backend::Auto`] (default) | probe the kernel once (cached in an atomic); use the syscalls if present, else `/proc` |
+//! | [`Backend::Syscall`] | require the syscalls; [`Error::SyscallUnavailable`] if the kernel lacks them — never falls back |
+//! | [`Backend::Procfs`] | always read `/proc`; the syscalls are not even probed |
+//!
+//! The probe issues only our own syscall numbers (pidmap = 1000, fdmap =
+//! 1001 — see [`sys::NR`]) with an undefined flag bit: a patched kernel
+//! answers `EINVAL`, an unpatched one `ENOSYS`, and a seccomp filter
+//! usually `EPERM`; the latter two select `/proc` under `Auto`. The kernel
+//! version is never consulted. [`KernelSupport::from_probe`] and
+//! [`Backend::resolve`] are pure functions, so the decision is testable
+//! without a patched kernel; [`Pidmap::detection`] says which backend is
+//! in use and why.
+//!
+//! # Semantics (both backends)
+//!
+//! Every listing is **strictly ascending**, and the cursor is the id
+//! itself: a chunk holds the ids `>= start`, and the next chunk starts at
+//! `last + 1` ([`Pidmap::read_chunk`]). An id alive during the whole
+//! enumeration is returned exactly once. A missing pid gives
+//! [`Error::NoSuchProcess`] (`ESRCH`), another user's fds
+//! [`Error::PermissionDenied`]. The `/proc` fallback sorts its output
+//! (readdir order is not guaranteed), reads directories with raw
+//! `getdents64` into one reused 64 KiB buffer, parses names in place and
+//! allocates nothing per entry. Kernel threads are recognised by
+//! `PF_KTHREAD` in the flags field of `/proc/PID/stat`.
+//!
+//! # Usage
+//!
+//! One-shot iterators, which batch internally:
+//!
+//! ```
+//! use pidmap::Pid;
+//!
+//! let me = Pid::this_process();
+//! let all: Vec<Pid> = pidmap::processes()?.collect::<Result<_, _>>()?;
+//! assert!(all.contains(&me));
+//! let threads = pidmap::threads(me)?.to_vec()?;
+//! assert!(threads.contains(&me));
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
+//! A reusable handle that fills a caller-owned `Vec`, for monitors that
+//! poll every second without allocating:
+//!
+//! ```
+//! use pidmap::{Pidmap, Query};
+//!
+//! let mut pm = Pidmap::new()?;
+//! let mut pids = Vec::with_capacity(4096);
+//! for _ in 0..3 {
+//!     pm.fill(Query::processes().without_kthreads(), &mut pids)?;
+//!     // ... look at `pids` ...
+//! }
+//! println!("{} processes via {}", pids.len(), pm.detection());
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
+//! # Future work
+//!
+//! Queries are values ([`Query`], `#[non_exhaustive]` [`Listing`]) and the
+//! handle owns its buffers, so a later bulk-info call (per-process
+//! attributes for a whole listing, à la task_diag / `PIDFD_GET_INFO`) can
+//! be added to [`Pidmap`] without breaking this API.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod error;
+pub mod fallback;
+pub mod iter;
+pub mod sys;
+
+use std::fmt;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+pub use backend::{kernel_support, probe_kernel, ActiveBackend, Backend, Detection, KernelSupport};
+pub use error::{Error, Result};
+pub use fallback::{Fallback, ProcRoot};
+pub use iter::{Fds, Pids};
+
+/// A process or thread id, as seen from the caller's pid namespace.
+///
+/// `#[repr(transparent)]` over `i32`, so a `&mut [Pid]` is handed to the
+/// kernel as a `&mut [i32]` without copying (via `bytemuck`).
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Pid(i32);
+
+// SAFETY: `Pid` is `repr(transparent)` over `i32`, for which every bit
+// pattern, including all zeroes, is valid.
+unsafe impl bytemuck::Zeroable for Pid {}
+// SAFETY: as above; `Pid` is `Copy`, has no padding and no invariants.
+unsafe impl bytemuck::Pod for Pid {}
+
+impl Pid {
+    /// `pid == 0` in the ABI: the caller.
+    pub const CALLER: Pid = Pid(0);
+
+    /// Wrap a raw id.
+    ///
+    /// ```
+    /// assert_eq!(pidmap::Pid::from_raw(1).as_raw(), 1);
+    /// ```
+    pub const fn from_raw(id: i32) -> Pid {
+        Pid(id)
+    }
+
+    /// The raw id.
+    pub const fn as_raw(self) -> i32 {
+        self.0
+    }
+
+    /// The calling process's id (`getpid()`).
+    ///
+    /// ```
+    /// assert_eq!(pidmap::Pid::this_process().as_raw() as u32, std::process::id());
+    /// ```
+    pub fn this_process() -> Pid {
+        Pid(std::process::id() as i32)
+    }
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl From<Pid> for i32 {
+    fn from(p: Pid) -> i32 {
+        p.0
+    }
+}
+
+impl FromStr for Pid {
+    type Err = Error;
+
+    /// Parse a non-negative decimal pid.
+    ///
+    /// ```
+    /// use pidmap::Pid;
+    /// assert_eq!("42".parse::<Pid>().unwrap(), Pid::from_raw(42));
+    /// assert!("-1".parse::<Pid>().is_err());
+    /// assert!("abc".parse::<Pid>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Pid> {
+        if !s.bytes().all(|b| b.is_ascii_digit()) || s.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a pid is a non-negative decimal number",
+            ));
+        }
+        s.parse::<i32>()
+            .map(Pid)
+            .map_err(|_| Error::InvalidArgument("pid out of range"))
+    }
+}
+
+/// What to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Listing {
+    /// Thread-group ids (processes) of the caller's pid namespace.
+    Processes,
+    /// Every task id of the namespace, threads included.
+    AllTasks,
+    /// The thread ids of a thread group (`Pid::CALLER`: ours).
+    Threads(Pid),
+    /// The children of a process (`Pid::CALLER`: ours).
+    Children(Pid),
+}
+
+/// A listing plus modifiers.
+///
+/// ```
+/// use pidmap::{Listing, Pid, Query};
+/// let q = Query::processes().without_kthreads();
+/// assert_eq!(q.listing, Listing::Processes);
+/// assert!(q.ignore_kthreads);
+/// assert_eq!(Query::threads(Pid::CALLER).listing, Listing::Threads(Pid::CALLER));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Query {
+    /// What to list.
+    pub listing: Listing,
+    /// Leave kernel threads out (`PIDMAP_IGNORE_KTHREADS`).
+    pub ignore_kthreads: bool,
+}
+
+impl Query {
+    /// All processes.
+    pub const fn processes() -> Query {
+        Query::new(Listing::Processes)
+    }
+    /// All tasks (threads included).
+    pub const fn all_tasks() -> Query {
+        Query::new(Listing::AllTasks)
+    }
+    /// Threads of `pid`.
+    pub const fn threads(pid: Pid) -> Query {
+        Query::new(Listing::Threads(pid))
+    }
+    /// Children of `pid`.
+    pub const fn children(pid: Pid) -> Query {
+        Query::new(Listing::Children(pid))
+    }
+    /// A query for `listing` with no modifiers.
+    pub const fn new(listing: Listing) -> Query {
+        Query {
+            listing,
+            ignore_kthreads: false,
+        }
+    }
+    /// Leave kernel threads out.
+    pub const fn without_kthreads(mut self) -> Query {
+        self.ignore_kthreads = true;
+        self
+    }
+
+    fn pid_and_flags(self) -> Result<(i32, u32)> {
+        let (pid, mode) = match self.listing {
+            Listing::Processes => (0, sys::PIDMAP_PROC),
+            Listing::AllTasks => (0, sys::PIDMAP_ALL_TASKS),
+            Listing::Threads(p) => (p.0, sys::PIDMAP_TASKS),
+            Listing::Children(p) => (p.0, sys::PIDMAP_CHILDREN),
+        };
+        if pid < 0 {
+            return Err(Error::InvalidArgument("pid must not be negative"));
+        }
+        let k = if self.ignore_kthreads {
+            sys::PIDMAP_IGNORE_KTHREADS
+        } else {
+            0
+        };
+        Ok((pid, mode | k))
+    }
+
+    fn pid(self) -> Pid {
+        match self.listing {
+            Listing::Threads(p) | Listing::Children(p) => p,
+            _ => Pid(0),
+        }
+    }
+}
+
+impl From<Listing> for Query {
+    fn from(l: Listing) -> Query {
+        Query::new(l)
+    }
+}
+
+/// An id type the kernel hands out as an `i32` ([`Pid`] or [`RawFd`]).
+pub(crate) trait RawId: bytemuck::Pod + Ord + fmt::Debug {
+    fn from_raw_id(id: i32) -> Self;
+    fn raw_id(self) -> i32;
+}
+
+impl RawId for Pid {
+    fn from_raw_id(id: i32) -> Self {
+        Pid(id)
+    }
+    fn raw_id(self) -> i32 {
+        self.0
+    }
+}
+
+impl RawId for i32 {
+    fn from_raw_id(id: i32) -> Self {
+        id
+    }
+    fn raw_id(self) -> i32 {
+        self
+    }
+}
+
+/// Builder for [`Pidmap`].
+///
+/// ```
+/// use pidmap::{Backend, Pidmap};
+/// let pm = Pidmap::builder().backend(Backend::Procfs).proc_root("/proc").build()?;
+/// assert_eq!(pm.active(), pidmap::ActiveBackend::Procfs);
+/// # Ok::<(), pidmap::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    backend: Backend,
+    root: PathBuf,
+}
+
+impl Builder {
+    /// Choose the backend (default [`Backend::Auto`]).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Read a procfs mounted at `path` instead of `/proc`.
+    pub fn proc_root(mut self, path: impl AsRef<Path>) -> Self {
+        self.root = path.as_ref().to_path_buf();
+        self
+    }
+
+    /// Detect (cached) and, for the /proc backend, open and check the root.
+    pub fn build(self) -> Result<Pidmap> {
+        let detection = self.backend.detect()?;
+        let fallback = match detection.active {
+            ActiveBackend::Procfs => Some(Fallback::new(ProcRoot::open(&self.root)?)),
+            ActiveBackend::Syscall => None,
+        };
+        Ok(Pidmap {
+            detection,
+            fallback,
+        })
+    }
+}
+
+/// A reusable lister: the chosen backend plus its buffers.
+///
+/// The `fill*` methods reuse the caller's `Vec` and the handle's own
+/// buffers, so a monitor polling every second allocates nothing once the
+/// `Vec` is large enough.
+#[derive(Debug, Clone)]
+pub struct Pidmap {
+    detection: Detection,
+    fallback: Option<Fallback>,
+}
+
+impl Pidmap {
+    /// [`Backend::Auto`] over `/proc`.
+    pub fn new() -> Result<Pidmap> {
+        Pidmap::builder().build()
+    }
+
+    /// A given backend over `/proc`.
+    ///
+    /// ```
+    /// use pidmap::{Backend, Error, Pidmap};
+    /// match Pidmap::with_backend(Backend::Syscall) {
+    ///     Ok(pm) => println!("syscalls available: {}", pm.detection()),
+    ///     Err(Error::SyscallUnavailable(why)) => println!("no syscalls: {why}"),
+    ///     Err(e) => panic!("{e}"),
+    /// }
+    /// ```
+    pub fn with_backend(backend: Backend) -> Result<Pidmap> {
+        Pidmap::builder().backend(backend).build()
+    }
+
+    /// Start building a handle.
+    pub fn builder() -> Builder {
+        Builder {
+            backend: Backend::Auto,
+            root: PathBuf::from("/proc"),
+        }
+    }
+
+    /// Which backend is in use, and why.
+    pub fn detection(&self) -> Detection {
+        self.detection
+    }
+
+    /// The backend in use.
+    pub fn active(&self) -> ActiveBackend {
+        self.detection.active
+    }
+
+    /// The proc root, when the /proc backend is in use.
+    pub fn proc_root(&self) -> Option<&Path> {
+        self.fallback.as_ref().map(|f| f.root().path())
+    }
+
+    /// Fill `out` (cleared first) with the whole listing, ascending.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap, Query};
+    /// let mut pm = Pidmap::new()?;
+    /// let mut v = Vec::new();
+    /// pm.fill(Query::threads(Pid::CALLER), &mut v)?;
+    /// assert!(v.contains(&Pid::this_process()));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fill(&mut self, query: Query, out: &mut Vec<Pid>) -> Result<()> {
+        self.fill_raw(query, out)
+    }
+
+    /// Fill `out` (cleared first) with the open fds of `pid`, ascending.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap};
+    /// let mut pm = Pidmap::new()?;
+    /// let mut fds = Vec::new();
+    /// pm.fill_fds(Pid::CALLER, &mut fds)?;
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fill_fds(&mut self, pid: Pid, out: &mut Vec<RawFd>) -> Result<()> {
+        self.fill_fds_raw(pid, out)
+    }
+
+    /// One chunk with the syscall's cursor semantics: writes the ids
+    /// `>= start`, ascending, at most `buf.len()`, and returns how many;
+    /// 0 means the end. Resume at `last + 1`.
+    ///
+    /// With the /proc backend each call reads the whole directory, so
+    /// prefer [`fill`](Pidmap::fill) or [`iter`](Pidmap::iter) there.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap, Query};
+    /// let mut pm = Pidmap::new()?;
+    /// let (mut all, mut buf, mut start) = (vec![], [Pid::default(); 3], 0);
+    /// loop {
+    ///     let n = pm.read_chunk(Query::threads(Pid::CALLER), start, &mut buf)?;
+    ///     if n == 0 { break; }
+    ///     all.extend_from_slice(&buf[..n]);
+    ///     start = buf[n - 1].as_raw() + 1;
+    /// }
+    /// assert!(all.contains(&Pid::this_process()));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn read_chunk(&mut self, query: Query, start: i32, buf: &mut [Pid]) -> Result<usize> {
+        self.chunk_raw(query, start, buf)
+    }
+
+    /// [`read_chunk`](Pidmap::read_chunk) for the fds of `pid`.
+    pub fn read_fd_chunk(&mut self, pid: Pid, start: i32, buf: &mut [RawFd]) -> Result<usize> {
+        self.fd_chunk_raw(pid, start, buf)
+    }
+
+    /// An iterator over the listing; it batches internally (256 ids per
+    /// syscall, or one sorted /proc snapshot).
+    pub fn iter(&self, query: Query) -> Pids {
+        Pids::new(self.clone(), query)
+    }
+
+    /// An iterator over the fds of `pid`.
+    pub fn fds(&self, pid: Pid) -> Fds {
+        Fds::new(self.clone(), pid)
+    }
+
+    fn fallback(&mut self) -> Result<&mut Fallback> {
+        if self.fallback.is_none() {
+            self.fallback = Some(Fallback::new(ProcRoot::open("/proc")?));
+        }
+        Ok(self.fallback.as_mut().expect("just set"))
+    }
+
+    pub(crate) fn chunk_raw<T: RawId>(
+        &mut self,
+        q: Query,
+        start: i32,
+        buf: &mut [T],
+    ) -> Result<usize> {
+        let (pid, flags) = q.pid_and_flags()?;
+        if start < 0 {
+            return Err(Error::InvalidArgument("start must not be negative"));
+        }
+        match self.detection.active {
+            ActiveBackend::Syscall => {
+                let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
+                sys::pidmap(pid, raw, start, flags)
+                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))
+            }
+            ActiveBackend::Procfs => {
+                let mut v = Vec::new();
+                self.fallback()?.list(q, start, &mut v)?;
+                let n = v.len().min(buf.len());
+                buf[..n].copy_from_slice(&v[..n]);
+                Ok(n)
+            }
+        }
+    }
+
+    pub(crate) fn fd_chunk_raw<T: RawId>(
+        &mut self,
+        pid: Pid,
+        start: i32,
+        buf: &mut [T],
+    ) -> Result<usize> {
+        if pid.0 < 0 {
+            return Err(Error::InvalidArgument("pid must not be negative"));
+        }
+        if start < 0 {
+            return Err(Error::InvalidArgument("start must not be negative"));
+        }
+        match self.detection.active {
+            ActiveBackend::Syscall => {
+                let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
+                sys::fdmap(pid.0, raw, start, 0).map_err(|e| syscall_error(e, pid, "fdmap(2)"))
+            }
+            ActiveBackend::Procfs => {
+                let mut v = Vec::new();
+                self.fallback()?.list_fds(pid, start, &mut v)?;
+                let n = v.len().min(buf.len());
+                buf[..n].copy_from_slice(&v[..n]);
+                Ok(n)
+            }
+        }
+    }
+
+    pub(crate) fn fill_raw<T: RawId>(&mut self, q: Query, out: &mut Vec<T>) -> Result<()> {
+        q.pid_and_flags()?;
+        match self.detection.active {
+            ActiveBackend::Syscall => {
+                fill_by_chunks(out, |start, buf| self.chunk_raw(q, start, buf))
+            }
+            ActiveBackend::Procfs => self.fallback()?.list(q, 0, out),
+        }
+    }
+
+    pub(crate) fn fill_fds_raw<T: RawId>(&mut self, pid: Pid, out: &mut Vec<T>) -> Result<()> {
+        if pid.0 < 0 {
+            return Err(Error::InvalidArgument("pid must not be negative"));
+        }
+        match self.detection.active {
+            ActiveBackend::Syscall => {
+                fill_by_chunks(out, |start, buf| self.fd_chunk_raw(pid, start, buf))
+            }
+            ActiveBackend::Procfs => self.fallback()?.list_fds(pid, 0, out),
+        }
+    }
+}
+
+fn syscall_error(errno: i32, pid: Pid, what: &'static str) -> Error {
+    if errno == libc::ENOSYS {
+        Error::SyscallUnavailable(KernelSupport::Missing)
+    } else {
+        Error::from_errno(errno, pid, what)
+    }
+}
+
+/// Drive a cursor-style call until it returns 0, writing straight into the
+/// spare capacity of `out` (grown geometrically only when full).
+fn fill_by_chunks<T: RawId>(
+    out: &mut Vec<T>,
+    mut call: impl FnMut(i32, &mut [T]) -> Result<usize>,
+) -> Result<()> {
+    out.clear();
+    let mut start = 0;
+    loop {
+        let len = out.len();
+        if out.capacity() - len < 64 {
+            out.reserve(len.max(1024));
+        }
+        let spare = out.capacity() - len;
+        out.resize(len + spare, T::from_raw_id(0));
+        let n = match call(start, &mut out[len..]) {
+            Ok(n) => n.min(spare),
+            Err(e) => {
+                out.truncate(len);
+                return Err(e);
+            }
+        };
+        out.truncate(len + n);
+        match out.last() {
+            Some(last) if n > 0 => {
+                let l = last.raw_id();
+                if l == i32::MAX {
+                    return Ok(());
+                }
+                start = l + 1;
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn default_pm() -> Result<Pidmap> {
+    Pidmap::new()
+}
+
+/// All processes (thread-group ids), ascending, with [`Backend::Auto`].
+pub fn processes() -> Result<Pids> {
+    Ok(default_pm()?.iter(Query::processes()))
+}
+
+/// All processes except kernel threads.
+pub fn processes_without_kthreads() -> Result<Pids> {
+    Ok(default_pm()?.iter(Query::processes().without_kthreads()))
+}
+
+/// Every task id of the namespace, threads included.
+///
+/// ```
+/// let tasks = pidmap::all_tasks()?.to_vec()?;
+/// assert!(tasks.contains(&pidmap::Pid::this_process()));
+/// # Ok::<(), pidmap::Error>(())
+/// ```
+pub fn all_tasks() -> Result<Pids> {
+    Ok(default_pm()?.iter(Query::all_tasks()))
+}
+
+/// The thread ids of `pid`.
+pub fn threads(pid: Pid) -> Result<Pids> {
+    Ok(default_pm()?.iter(Query::threads(pid)))
+}
+
+/// The children of `pid`.
+///
+/// ```
+/// let kids = pidmap::children(pidmap::Pid::this_process())?.to_vec()?;
+/// # let _ = kids;
+/// # Ok::<(), pidmap::Error>(())
+/// ```
+pub fn children(pid: Pid) -> Result<Pids> {
+    Ok(default_pm()?.iter(Query::children(pid)))
+}
+
+/// The open fds of `pid`.
+pub fn fds(pid: Pid) -> Result<Fds> {
+    Ok(default_pm()?.fds(pid))
+}
