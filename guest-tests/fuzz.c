@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+/*
+ * fuzz: randomized hostile arguments for pidmap(2) and fdmap(2).
+ *
+ * PIDMAP_FUZZ_CALLS calls (default 200000, never fewer than 100000) with
+ * random pids, flags, starts, counts and buffers, in two phases: as root and
+ * as uid 65534 (so EACCES paths are hit too).  Most calls are cheap: error
+ * paths and small counts, so the debug kernel under TCG gets through them in
+ * a few seconds.
+ *
+ * Oracle, per call: the result is an errno whose documented condition
+ * holds (EINVAL, EFAULT, ESRCH, EACCES/EPERM), or a count r <= count whose
+ * entries are strictly ascending and >= start.  For calls whose answer is
+ * known exactly (our own fd table, our own threads, our own children) the
+ * entries must equal the reference.  Nothing may be written beyond `count`
+ * entries: a canary region follows them, and straddling buffers end at a
+ * PROT_NONE guard page, where r must not exceed the writable slots.
+ *
+ * PIDMAP_FUZZ_SEED reproduces a run; a failing call is printed in full.
+ */
+#include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
+
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define PAGE 4096
+#define CANARY 0xa5c3e1f7u
+#define CANARY_SLOTS 64
+#define VALID_SLOTS (4 * PAGE / 4)
+
+enum buf_class {
+	B_VALID, B_MISALIGNED, B_NULL, B_UNMAPPED, B_RO, B_KERNEL, B_NONCANON,
+	B_STRADDLE, B_HUGE, B_NR
+};
+static const char *const buf_names[B_NR] = {
+	"valid", "misaligned", "null", "unmapped", "readonly", "kernel",
+	"noncanonical", "straddle", "huge_count",
+};
+
+enum pid_class {
+	P_ZERO, P_SELF, P_THREAD, P_CHILD, P_ZOMBIE, P_REAPED, P_INIT, P_KTHREADD,
+	P_ROOTPROC, P_RANDOM, P_NEGATIVE, P_TOOBIG, P_NR
+};
+static const char *const pid_names[P_NR] = {
+	"zero", "self", "thread", "child", "zombie", "reaped", "init", "kthreadd",
+	"root_proc", "random", "negative", "too_big",
+};
+
+enum { C_ZERO, C_ONE, C_SMALL, C_MEDIUM, C_HUGE, C_NR };
+static const char *const count_names[C_NR] = { "zero", "one", "small", "medium", "huge" };
+enum { S_ZERO, S_SMALL, S_RANDOM, S_INTMAX, S_NEGATIVE, S_NR };
+static const char *const start_names[S_NR] = { "zero", "small", "random", "int_max", "negative" };
+enum { F_VALID, F_INVALID, F_NR };
+static const char *const flag_names[F_NR] = { "valid", "invalid" };
+
+/* Totals of both phases: the phases run in child processes. */
+struct stats {
+	unsigned long calls, faults;
+	unsigned long by_buf[B_NR], by_pid[P_NR], by_count[C_NR], by_start[S_NR];
+	unsigned long by_flags[2][F_NR];	/* [is_fdmap][valid?] */
+	unsigned long ok, by_errno[5];		/* EINVAL EFAULT ESRCH EACCES EPERM */
+	unsigned long violations, canary, overclaim, order, mismatch;
+	unsigned long partial_efault;		/* EFAULT although k slots were writable */
+	unsigned long tail_writes;		/* slots in [r, count) changed */
+};
+static struct stats *st;
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: fast, and reproducible from the printed seed. */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 2685821657736338717ull;
+}
+
+static unsigned int below(unsigned int n)
+{
+	return (unsigned int)(rnd() % n);
+}
+
+/* The environment a phase fuzzes against. */
+static struct {
+	unsigned char *valid;		/* VALID_SLOTS slots + guard */
+	unsigned char *ro;		/* one read-only page */
+	unsigned char *hole;		/* an unmapped page */
+	unsigned char *edge;		/* end of a RW region; a guard page follows */
+	pid_t self, thread, child, zombie, reaped, rootproc;
+	pid_t pid_max;
+	struct pt_ids fds, tids, kids_live, kids_all;
+	int as_nobody;
+} env;
+
+static int release_pipe[2];
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+
+	/* Parked until the phase ends; its tid is a non-leader target. */
+	__atomic_store_n((pid_t *)arg, pt_gettid(), __ATOMIC_RELEASE);
+	while (read(release_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static unsigned char *map(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		pt_die("mmap");
+	return p;
+}
+
+static void setup_env(int as_nobody)
+{
+	unsigned char *p;
+	pthread_t t;
+	int status, fd;
+	pid_t tid = 0;
+	char buf[32];
+
+	env.as_nobody = as_nobody;
+	env.self = getpid();
+	env.rootproc = getppid();	/* the root-owned parent */
+
+	/* RW pages followed by a PROT_NONE guard: writes past the end fault. */
+	p = map(5 * PAGE, PROT_READ | PROT_WRITE);
+	if (mprotect(p + 4 * PAGE, PAGE, PROT_NONE))
+		pt_die("mprotect");
+	env.valid = p;
+	p = map(3 * PAGE, PROT_READ | PROT_WRITE);
+	if (mprotect(p + 2 * PAGE, PAGE, PROT_NONE))
+		pt_die("mprotect");
+	env.edge = p + 2 * PAGE;
+	env.ro = map(PAGE, PROT_READ | PROT_WRITE);
+	memset(env.ro, 0x5a, PAGE);
+	if (mprotect(env.ro, PAGE, PROT_READ))
+		pt_die("mprotect ro");
+	/*
+	 * An unmapped page must stay unmapped: a hole punched with munmap()
+	 * is refilled by the next mmap (a thread stack), so use the gap
+	 * below a static binary's text at 0x400000, and check it is free.
+	 */
+	env.hole = (unsigned char *)(uintptr_t)0x200000;
+	{
+		unsigned char vec;
+
+		if (mincore(env.hole, PAGE, &vec) == 0 || errno != ENOMEM)
+			pt_die("0x200000 is mapped: no unmapped page to use");
+	}
+
+	fd = open("/proc/sys/kernel/pid_max", O_RDONLY);
+	env.pid_max = 32768;
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			env.pid_max = atoi(buf);
+		}
+		close(fd);
+	}
+
+	if (pipe(release_pipe))
+		pt_die("pipe");
+	if (pthread_create(&t, NULL, blocked_thread, &tid))
+		pt_die("pthread_create");
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	env.thread = tid;
+
+	env.child = fork();
+	if (env.child < 0)
+		pt_die("fork");
+	if (env.child == 0) {
+		char c;
+
+		close(release_pipe[1]);
+		while (read(release_pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	env.reaped = fork();
+	if (env.reaped < 0)
+		pt_die("fork");
+	if (env.reaped == 0)
+		_exit(0);
+	if (waitpid(env.reaped, &status, 0) != env.reaped)
+		pt_die("waitpid");
+	env.zombie = fork();
+	if (env.zombie < 0)
+		pt_die("fork");
+	if (env.zombie == 0)
+		_exit(0);
+	/* Wait until it is a zombie, but leave it unreaped. */
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)env.zombie, &si, WEXITED | WNOWAIT))
+			pt_die("waitid");
+	}
+
+	/*
+	 * Exact references for the targets nobody else changes.  opendir()
+	 * itself shows up in /proc/self/fd: keep only fds still open after.
+	 */
+	{
+		struct pt_ids fds = { 0 };
+		size_t i;
+
+		if (pt_readdir_ids("/proc/self/fd", &fds))
+			pt_die("readdir /proc/self/fd");
+		pt_ids_clear(&env.fds);
+		for (i = 0; i < fds.n; i++) {
+			char path[64], tgt[64];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fds.v[i]);
+			n = readlink(path, tgt, sizeof(tgt) - 1);
+			if (n >= 0)
+				pt_ids_push(&env.fds, fds.v[i]);
+		}
+		pt_ids_free(&fds);
+	}
+	if (pt_readdir_ids("/proc/self/task", &env.tids))
+		pt_die("readdir /proc/self/task");
+	pt_ids_push(&env.kids_live, env.child);
+	pt_ids_push(&env.kids_all, env.child);
+	pt_ids_push(&env.kids_all, env.zombie);
+	pt_ids_sort(&env.kids_live);
+	pt_ids_sort(&env.kids_all);
+}
+
+/* One random call and its inputs. */
+struct call {
+	int is_fdmap;
+	pid_t pid;
+	unsigned int flags, count;
+	int start;
+	enum buf_class bc;
+	enum pid_class pc;
+	int cc, sc, fc;
+	unsigned char *buf;	/* what the kernel gets */
+	long slots;		/* writable slots at buf (-1: none at all) */
+	long canary;		/* canary slots right after `count` (VALID classes) */
+};
+
+static void pick_pid(struct call *c)
+{
+	c->pc = (enum pid_class)below(P_NR);
+	switch (c->pc) {
+	case P_ZERO: c->pid = 0; break;
+	case P_SELF: c->pid = env.self; break;
+	case P_THREAD: c->pid = env.thread; break;
+	case P_CHILD: c->pid = env.child; break;
+	case P_ZOMBIE: c->pid = env.zombie; break;
+	case P_REAPED: c->pid = env.reaped; break;
+	case P_INIT: c->pid = 1; break;
+	case P_KTHREADD: c->pid = 2; break;
+	case P_ROOTPROC: c->pid = env.rootproc; break;
+	case P_RANDOM: c->pid = (pid_t)below((unsigned int)env.pid_max); break;
+	case P_NEGATIVE:
+		c->pid = below(3) == 0 ? INT_MIN : below(2) ? -1 : -(pid_t)(1 + below(1u << 30));
+		break;
+	default:
+		c->pid = below(2) ? INT_MAX : env.pid_max + (pid_t)below(1000);
+		break;
+	}
+}
+
+static void pick_flags(struct call *c)
+{
+	static const unsigned int modes[] = {
+		PIDMAP_PROC, PIDMAP_ALL_TASKS, PIDMAP_TASKS, PIDMAP_CHILDREN,
+	};
+	unsigned int f;
+
+	if (c->is_fdmap) {
+		/* fdmap takes no flags: any bit is EINVAL. */
+		c->flags = below(5) ? 0 : (below(2) ? 1u << below(32) : (unsigned int)rnd());
+		c->fc = c->flags ? F_INVALID : F_VALID;
+		return;
+	}
+	if (below(3)) {
+		f = modes[below(4)];
+		if (below(2))
+			f |= PIDMAP_IGNORE_KTHREADS;
+		/* PROC/ALL_TASKS want pid 0: mostly give them that. */
+		if ((f & (PIDMAP_PROC | PIDMAP_ALL_TASKS)) && below(4))
+			c->pid = 0, c->pc = P_ZERO;
+	} else {
+		switch (below(5)) {
+		case 0: f = below(2) ? 0 : PIDMAP_IGNORE_KTHREADS; break;
+		case 1: f = modes[below(4)] | modes[below(4)] | modes[below(4)]; break;
+		case 2: f = modes[below(4)] | (1u << (4 + below(28))); break;
+		case 3: f = 0xffffffffu; break;
+		default: f = (unsigned int)rnd(); break;
+		}
+	}
+	c->flags = f;
+	c->fc = (f & ~(PIDMAP_MODE_MASK | PIDMAP_IGNORE_KTHREADS)) ||
+			__builtin_popcount(f & PIDMAP_MODE_MASK) != 1
+		? F_INVALID : F_VALID;
+}
+
+static void pick_start_count(struct call *c)
+{
+	c->sc = (int)below(S_NR + 3);	/* zero and small most often */
+	if (c->sc >= S_NR)
+		c->sc = c->sc == S_NR ? S_ZERO : S_SMALL;
+	switch (c->sc) {
+	case S_ZERO: c->start = 0; break;
+	case S_SMALL: c->start = (int)below(200); break;
+	case S_RANDOM: c->start = (int)below(INT_MAX); break;
+	case S_INTMAX: c->start = INT_MAX; break;
+	default:
+		c->start = below(2) ? -1 : below(2) ? INT_MIN : -(int)below(1u << 30) - 1;
+		break;
+	}
+
+	c->cc = (int)below(C_NR + 2);	/* small most often */
+	if (c->cc >= C_NR)
+		c->cc = C_SMALL;
+	switch (c->cc) {
+	case C_ZERO: c->count = 0; break;
+	case C_ONE: c->count = 1; break;
+	case C_SMALL: c->count = 2 + below(15); break;
+	case C_MEDIUM: c->count = 17 + below(VALID_SLOTS - CANARY_SLOTS - 17); break;
+	default: {
+		static const unsigned int huge[] = {
+			UINT_MAX, 0x80000000u, 0x7fffffffu, 0x40000000u, 1u << 20,
+		};
+		c->count = below(2) ? huge[below(5)] : (1u << 20) + (unsigned int)rnd();
+		break;
+	}
+	}
+}
+
+static void pick_buffer(struct call *c)
+{
+	long k;
+
+	/* Bad buffers a third of the time: faults injected. */
+	c->bc = below(3) ? (below(4) ? B_VALID : B_MISALIGNED) : (enum buf_class)(2 + below(B_NR - 2));
+	if (c->cc == C_HUGE && (c->bc == B_VALID || c->bc == B_MISALIGNED))
+		c->bc = B_HUGE;
+	c->slots = -1;
+	c->canary = 0;
+	switch (c->bc) {
+	case B_VALID:
+	case B_MISALIGNED: {
+		/* Room for count + canary slots, placed at a random offset. */
+		long room = VALID_SLOTS - (long)c->count - CANARY_SLOTS;
+		long off;
+
+		/* A misaligned buffer needs one more slot of room. */
+		if (c->bc == B_MISALIGNED)
+			room--;
+		if (room < 0)
+			pt_die("internal: count %u too big for the valid buffer", c->count);
+		off = (long)below((unsigned int)room + 1);
+		c->buf = env.valid + off * 4;
+		if (c->bc == B_MISALIGNED)
+			c->buf += 1 + below(3);
+		c->slots = c->count;
+		c->canary = CANARY_SLOTS;
+		break;
+	}
+	case B_NULL: c->buf = NULL; break;
+	case B_UNMAPPED: c->buf = env.hole + 4 * below(PAGE / 4); break;
+	case B_RO: c->buf = env.ro + 4 * below(PAGE / 4); break;
+	case B_KERNEL: c->buf = (unsigned char *)(uintptr_t)0xffffffff81000000ull; break;
+	case B_NONCANON: c->buf = (unsigned char *)(uintptr_t)0x8000000000000000ull; break;
+	case B_STRADDLE:
+	case B_HUGE:
+		/* The last k slots before the guard page are writable. */
+		k = c->bc == B_STRADDLE ? (long)below(20) : (long)below(2 * PAGE / 4);
+		c->buf = env.edge - k * 4;
+		c->slots = k;
+		break;
+	default:
+		break;
+	}
+}
+
+static void violation(const struct call *c, long r, int e, const char *why)
+{
+	st->violations++;
+	if (st->violations <= 20)
+		pt_err("%s(pid=%d [%s], buf=%p [%s], count=%u, start=%d, flags=%#x) = %ld (%s): %s",
+		       c->is_fdmap ? "fdmap" : "pidmap", c->pid, pid_names[c->pc],
+		       (void *)c->buf, buf_names[c->bc], c->count, c->start, c->flags,
+		       r, r < 0 ? pt_errname(e) : "ok", why);
+}
+
+/* May this (existing or not) pid legitimately give ESRCH? */
+static int may_esrch(const struct call *c)
+{
+	switch (c->pc) {
+	case P_ZERO:
+	case P_SELF:
+	case P_CHILD:
+	case P_INIT:
+	case P_ROOTPROC:
+		return 0;
+	case P_KTHREADD:
+		/* Kernel threads share init_files; "no fd table" is defensible. */
+		return c->is_fdmap;
+	case P_THREAD:
+		/* A non-leader tid names no thread group and no fd table owner. */
+		return !(c->flags & PIDMAP_CHILDREN) || c->is_fdmap;
+	case P_ZOMBIE:
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+static unsigned int mode_of(const struct call *c)
+{
+	return c->is_fdmap ? 0 : (c->flags & PIDMAP_MODE_MASK);
+}
+
+/*
+ * Exact reference for targets whose answer is fixed during the phase, or
+ * NULL.  kids_alt: the alternative reference (zombie children listed or not).
+ */
+static const struct pt_ids *reference(const struct call *c, const struct pt_ids **alt)
+{
+	int me = c->pid == 0 || c->pid == env.self;
+
+	*alt = NULL;
+	if (!me)
+		return NULL;
+	if (c->is_fdmap)
+		return &env.fds;
+	if (mode_of(c) == PIDMAP_TASKS)
+		return &env.tids;
+	if (mode_of(c) == PIDMAP_CHILDREN) {
+		*alt = &env.kids_all;
+		return &env.kids_live;
+	}
+	return NULL;
+}
+
+static int matches(const struct pt_ids *ref, const int *v, long r, int start, unsigned int count)
+{
+	size_t i = 0;
+	long j;
+
+	while (i < ref->n && ref->v[i] < start)
+		i++;
+	for (j = 0; j < r; j++, i++)
+		if (i >= ref->n || ref->v[i] != v[j])
+			return 0;
+	/* A short answer must be the end of the listing. */
+	return (unsigned long)r == count || i == ref->n;
+}
+
+static void check(struct call *c, long r, int e)
+{
+	unsigned int mode = mode_of(c);
+	int einval, bad_buf, eperm_ok;
+
+	einval = c->start < 0 || c->pid < 0;
+	if (c->is_fdmap)
+		einval |= c->flags != 0;
+	else
+		einval |= c->fc == F_INVALID ||
+			  (c->pid != 0 && (mode == PIDMAP_PROC || mode == PIDMAP_ALL_TASKS));
+	bad_buf = c->slots < (long)c->count;
+	/* Only fdmap checks permissions, and root may read everything. */
+	eperm_ok = c->is_fdmap && env.as_nobody &&
+		   (c->pc == P_INIT || c->pc == P_KTHREADD || c->pc == P_ROOTPROC ||
+		    c->pc == P_RANDOM || c->pc == P_TOOBIG);
+
+	if (r < 0) {
+		switch (e) {
+		case EINVAL: st->by_errno[0]++; if (!einval) violation(c, r, e, "EINVAL without cause"); break;
+		case EFAULT:
+			st->by_errno[1]++;
+			/*
+			 * count 0 must not fault, except that an address that
+			 * is no user address at all may fail access_ok().
+			 */
+			if (!bad_buf || (c->count == 0 && c->bc != B_KERNEL && c->bc != B_NONCANON))
+				violation(c, r, e, "EFAULT with a writable buffer or count 0");
+			else if (c->slots > 0)
+				st->partial_efault++;
+			break;
+		case ESRCH:
+			st->by_errno[2]++;
+			if (!may_esrch(c))
+				violation(c, r, e, "ESRCH for a live target");
+			break;
+		case EACCES:
+		case EPERM:
+			st->by_errno[e == EACCES ? 3 : 4]++;
+			if (!eperm_ok)
+				violation(c, r, e, "EACCES/EPERM without cause");
+			break;
+		default:
+			violation(c, r, e, "undocumented errno");
+		}
+		return;
+	}
+
+	st->ok++;
+	if (einval) {
+		violation(c, r, 0, "success despite invalid arguments");
+		return;
+	}
+	/* count 0 may answer before the pid is looked up. */
+	if (c->count && (c->pc == P_REAPED || (c->pc == P_ZOMBIE && c->is_fdmap))) {
+		char path[32];
+
+		/* A reused pid is the only excuse. */
+		snprintf(path, sizeof(path), "/proc/%d", c->pid);
+		if (c->pc == P_ZOMBIE || access(path, F_OK))
+			violation(c, r, 0, "success for a reaped pid or a zombie's fd table");
+	}
+	if (eperm_ok && (c->pc == P_INIT || c->pc == P_ROOTPROC))
+		violation(c, r, 0, "fdmap of a root process as uid 65534 succeeded");
+	if ((unsigned long)r > c->count) {
+		violation(c, r, 0, "more entries than count");
+		return;
+	}
+	if (r > 0 && c->slots < r) {
+		/* It cannot have written there: a fault, not a result. */
+		st->overclaim++;
+		violation(c, r, 0, "claims more entries than the buffer could take");
+		return;
+	}
+	if (r > 0) {
+		int v[VALID_SLOTS];
+		const struct pt_ids *ref, *alt;
+		long j;
+
+		memcpy(v, c->buf, (size_t)r * sizeof(int));
+		for (j = 0; j < r; j++)
+			if (v[j] < c->start || (j && v[j] <= v[j - 1]) ||
+			    v[j] < (c->is_fdmap ? 0 : 1)) {
+				st->order++;
+				violation(c, r, 0, "entries not strictly ascending and >= start");
+				return;
+			}
+		ref = reference(c, &alt);
+		if (ref && !matches(ref, v, r, c->start, c->count) &&
+		    !(alt && matches(alt, v, r, c->start, c->count))) {
+			st->mismatch++;
+			violation(c, r, 0, "entries differ from the /proc reference");
+		}
+	} else if (c->slots >= 0 && c->count > 0) {
+		/* 0 = end of listing: for our own targets, check it really is. */
+		const struct pt_ids *ref, *alt;
+
+		ref = reference(c, &alt);
+		if (ref && !matches(ref, NULL, 0, c->start, c->count) &&
+		    !(alt && matches(alt, NULL, 0, c->start, c->count))) {
+			st->mismatch++;
+			violation(c, r, 0, "0 returned but the reference has entries >= start");
+		}
+	}
+}
+
+static void fill_canary(struct call *c)
+{
+	uint32_t pat = CANARY;
+	long i, n = (long)c->count + c->canary;
+
+	for (i = 0; i < n; i++)
+		memcpy(c->buf + 4 * i, &pat, 4);
+}
+
+static void check_canary(struct call *c, long r)
+{
+	uint32_t x;
+	long i;
+
+	for (i = (long)c->count; i < (long)c->count + c->canary; i++) {
+		memcpy(&x, c->buf + 4 * i, 4);
+		if (x != CANARY) {
+			st->canary++;
+			violation(c, r, 0, "write beyond count (canary overwritten)");
+			return;
+		}
+	}
+	/* Inside count but after the result: allowed, but worth knowing. */
+	for (i = r > 0 ? r : 0; i < (long)c->count; i++) {
+		memcpy(&x, c->buf + 4 * i, 4);
+		if (x != CANARY) {
+			st->tail_writes++;
+			return;
+		}
+	}
+}
+
+static void fuzz(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		struct call c;
+		long r;
+		int e;
+
+		memset(&c, 0, sizeof(c));
+		c.is_fdmap = below(3) == 0;
+		pick_pid(&c);
+		pick_flags(&c);
+		pick_start_count(&c);
+		pick_buffer(&c);
+		if (c.canary)
+			fill_canary(&c);
+
+		errno = 0;
+		r = c.is_fdmap ? sys_fdmap(c.pid, (int *)c.buf, c.count, c.start, c.flags)
+			       : sys_pidmap(c.pid, (int *)c.buf, c.count, c.start, c.flags);
+		e = errno;
+
+		st->calls++;
+		st->by_buf[c.bc]++;
+		st->by_pid[c.pc]++;
+		st->by_count[c.cc]++;
+		st->by_start[c.sc]++;
+		st->by_flags[c.is_fdmap][c.fc]++;
+		if (c.slots < (long)c.count)
+			st->faults++;
+		check(&c, r, e);
+		if (c.canary)
+			check_canary(&c, r);
+		if (c.bc == B_RO && (env.ro[0] != 0x5a || env.ro[PAGE - 1] != 0x5a)) {
+			violation(&c, r, e, "read-only page modified");
+			pt_die("read-only page modified");
+		}
+	}
+}
+
+static void run_phase(const char *name, unsigned long n, int as_nobody)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		if (as_nobody) {
+			/* Groups first: after setuid we could not drop them. */
+			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+				pt_die("drop privileges");
+		}
+		setup_env(as_nobody);
+		pt_info("phase %s: %lu calls (self %d, thread %d, child %d, zombie %d, reaped %d)",
+			name, n, env.self, env.thread, env.child, env.zombie, env.reaped);
+		fuzz(n);
+		/* Release the parked thread and child, reap them. */
+		close(release_pipe[1]);
+		if (waitpid(env.child, NULL, 0) != env.child || waitpid(env.zombie, NULL, 0) != env.zombie)
+			pt_die("waitpid");
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		pt_die("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		pt_err("phase %s ended with status %#x", name, status);
+		st->violations++;
+	}
+}
+
+int main(void)
+{
+	unsigned long calls = (unsigned long)pt_env_int("PIDMAP_FUZZ_CALLS", 200000);
+	const char *seed_env = getenv("PIDMAP_FUZZ_SEED");
+	unsigned long inputs_checked;
+	long splats0, splats;
+	int i;
+
+	pt_name = "fuzz";
+	pt_require_syscalls();
+#ifndef PIDMAP_TEST_EMULATE
+	if (calls < 100000)
+		calls = 100000;	/* the floor, on every kernel */
+#endif
+	rng = seed_env ? strtoull(seed_env, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
+	if (!rng)
+		rng = 1;
+	printf("fuzz: seed %#llx (PIDMAP_FUZZ_SEED reproduces), %lu calls\n",
+	       (unsigned long long)rng, calls);
+	fflush(stdout);
+	splats0 = pt_count_splats();
+	alarm(280);
+
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED)
+		pt_die("mmap");
+	/* Both phases share the seed stream start, but draw differently. */
+	run_phase("root", calls * 7 / 10, 0);
+	rnd();
+	run_phase("uid65534", calls - calls * 7 / 10, 1);
+
+	for (i = 0; i < B_NR; i++)
+		printf("FUZZ: class=buffer:%s inputs=%lu\n", buf_names[i], st->by_buf[i]);
+	for (i = 0; i < P_NR; i++)
+		printf("FUZZ: class=pid:%s inputs=%lu\n", pid_names[i], st->by_pid[i]);
+	for (i = 0; i < C_NR; i++)
+		printf("FUZZ: class=count:%s inputs=%lu\n", count_names[i], st->by_count[i]);
+	for (i = 0; i < S_NR; i++)
+		printf("FUZZ: class=start:%s inputs=%lu\n", start_names[i], st->by_start[i]);
+	for (i = 0; i < F_NR; i++)
+		printf("FUZZ: class=flags:pidmap_%s inputs=%lu\nFUZZ: class=flags:fdmap_%s inputs=%lu\n",
+		       flag_names[i], st->by_flags[0][i], flag_names[i], st->by_flags[1][i]);
+	printf("FUZZ: results ok=%lu EINVAL=%lu EFAULT=%lu ESRCH=%lu EACCES=%lu EPERM=%lu "
+	       "partial_efault=%lu tail_writes=%lu\n",
+	       st->ok, st->by_errno[0], st->by_errno[1], st->by_errno[2], st->by_errno[3],
+	       st->by_errno[4], st->partial_efault, st->tail_writes);
+	inputs_checked = st->calls;
+	splats = pt_new_splats(splats0);
+	printf("RELIABILITY: name=fuzz ops=%lu faults=%lu inputs=%lu dups=%lu misses=%lu "
+	       "violations=%lu canary=%lu overclaim=%lu splats=%ld\n",
+	       st->calls, st->faults, inputs_checked, st->order, st->mismatch,
+	       st->violations, st->canary, st->overclaim, splats);
+	if (st->violations || splats > 0 || st->calls < calls) {
+		printf("fuzz: FAIL\n");
+		return KSFT_FAIL;
+	}
+	printf("fuzz: PASS\n");
+	return KSFT_PASS;
+}
