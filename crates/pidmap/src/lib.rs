@@ -618,3 +618,69 @@ pub fn children(pid: Pid) -> Result<Pids> {
 pub fn fds(pid: Pid) -> Result<Fds> {
     Ok(default_pm()?.fds(pid))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake kernel with the ABI's cursor semantics over `ids`, returning
+    /// at most `cap` per call.
+    fn fake(ids: &[i32], cap: usize) -> impl FnMut(i32, &mut [i32]) -> Result<usize> + '_ {
+        move |start, buf| {
+            let mut n = 0;
+            for &id in ids.iter().filter(|&&id| id >= start) {
+                if n == buf.len().min(cap) {
+                    break;
+                }
+                buf[n] = id;
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fill_by_chunks_follows_the_cursor() {
+        let ids: Vec<i32> = (1..5000).map(|i| i * 3).chain([i32::MAX]).collect();
+        for cap in [1, 3, 64, 1000, 100_000] {
+            let mut out = Vec::new();
+            fill_by_chunks(&mut out, fake(&ids, cap)).unwrap();
+            assert_eq!(out, ids, "cap {cap}");
+            // Reuse without reallocation once large enough.
+            let ptr = out.as_ptr();
+            fill_by_chunks(&mut out, fake(&ids, cap)).unwrap();
+            assert_eq!(out.as_ptr(), ptr);
+        }
+        let mut out = vec![7];
+        fill_by_chunks(&mut out, fake(&[], 10)).unwrap();
+        assert!(out.is_empty());
+        let mut out = Vec::new();
+        let r = fill_by_chunks::<i32>(&mut out, |_, _| Err(Error::NoSuchProcess(Pid(9))));
+        assert!(matches!(r, Err(Error::NoSuchProcess(Pid(9)))));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn pid_views_as_i32() {
+        let mut v = [Pid(1), Pid(2)];
+        let raw: &mut [i32] = bytemuck::cast_slice_mut(&mut v);
+        raw[1] = 5;
+        assert_eq!(v, [Pid(1), Pid(5)]);
+    }
+
+    #[test]
+    fn query_flags() {
+        assert_eq!(
+            Query::processes()
+                .without_kthreads()
+                .pid_and_flags()
+                .unwrap(),
+            (0, sys::PIDMAP_PROC | sys::PIDMAP_IGNORE_KTHREADS)
+        );
+        assert_eq!(
+            Query::children(Pid(5)).pid_and_flags().unwrap(),
+            (5, sys::PIDMAP_CHILDREN)
+        );
+        assert!(Query::threads(Pid(-2)).pid_and_flags().is_err());
+    }
+}

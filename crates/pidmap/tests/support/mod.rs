@@ -1,0 +1,270 @@
+//! Shared helpers for the integration tests: the syscall requirement,
+//! stable comparisons under concurrent fork/exit, and fixtures (threads,
+//! forked process families) that never spawn external programs.
+
+#![allow(dead_code)]
+
+use std::fmt::Debug;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use pidmap::{Backend, Error, KernelSupport, Pid, Pidmap};
+
+/// Set to `1` by the QEMU guest runner: a missing syscall is then a failure.
+pub const REQUIRE_ENV: &str = "PIDMAP_REQUIRE_SYSCALL";
+
+/// Whether the syscalls must be present (`PIDMAP_REQUIRE_SYSCALL=1`).
+pub fn syscall_required() -> bool {
+    std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Decide, from the kernel's answer and the requirement, whether a
+/// syscall test runs (`true`), skips (`false`, with a note), or fails
+/// (panic: required but missing). The one place that makes this call.
+pub fn gate(support: KernelSupport, required: bool, test: &str) -> bool {
+    if support.is_available() {
+        return true;
+    }
+    if required {
+        panic!("{REQUIRE_ENV}=1 but the syscall backend is unavailable in {test}: {support}");
+    }
+    note(&format!(
+        "skipping {test}: {support} (set {REQUIRE_ENV}=1 to make this fail)"
+    ));
+    false
+}
+
+/// A handle on the syscall backend, `None` (skip, with a note) when the
+/// kernel lacks the syscalls, a panic when `PIDMAP_REQUIRE_SYSCALL=1`.
+pub fn syscall_backend(test: &str) -> Option<Pidmap> {
+    if !gate(pidmap::kernel_support(), syscall_required(), test) {
+        return None;
+    }
+    match Pidmap::with_backend(Backend::Syscall) {
+        Ok(pm) => Some(pm),
+        Err(e) => panic!("{test}: syscall backend reported available but failed: {e}"),
+    }
+}
+
+/// The /proc backend over `/proc`.
+pub fn procfs_backend() -> Pidmap {
+    Pidmap::with_backend(Backend::Procfs).expect("/proc must be mounted for the tests")
+}
+
+/// Compare two listings of something that may change under us (other
+/// processes fork and exit): retry until `a` is stable around `b`, then
+/// they must agree. Panics with the last difference after many tries.
+pub fn agree<T: PartialEq + Debug>(what: &str, mut a: impl FnMut() -> T, mut b: impl FnMut() -> T) {
+    let mut last = None;
+    for _ in 0..200 {
+        let x = a();
+        let y = b();
+        let z = a();
+        if x == z && x == y {
+            return;
+        }
+        if x == z {
+            last = Some((x, y));
+        }
+    }
+    match last {
+        Some((x, y)) => {
+            panic!("{what}: backends disagree on a stable listing:\n  a = {x:?}\n  b = {y:?}")
+        }
+        None => panic!("{what}: the listing never became stable"),
+    }
+}
+
+/// Strictly ascending.
+pub fn assert_ascending<T: PartialOrd + Debug>(v: &[T]) {
+    for w in v.windows(2) {
+        assert!(
+            w[0] < w[1],
+            "not strictly ascending at {:?} {:?}",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+/// A pid that cannot exist (above the maximum `pid_max`, 2^22).
+pub const NO_SUCH_PID: Pid = Pid::from_raw(1 << 30);
+
+pub fn gettid() -> Pid {
+    // SAFETY: gettid has no preconditions.
+    Pid::from_raw(unsafe { libc::gettid() })
+}
+
+/// Threads parked until the value is dropped.
+pub struct ParkedThreads {
+    pub tids: Vec<Pid>,
+    stop: Vec<mpsc::Sender<()>>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl ParkedThreads {
+    pub fn spawn(n: usize) -> ParkedThreads {
+        let (tid_tx, tid_rx) = mpsc::channel();
+        let mut stop = Vec::new();
+        let mut handles = Vec::new();
+        for _ in 0..n {
+            let (tx, rx) = mpsc::channel::<()>();
+            let tid_tx = tid_tx.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn(move || {
+                        tid_tx.send(gettid()).unwrap();
+                        let _ = rx.recv();
+                    })
+                    .expect("spawn thread"),
+            );
+            stop.push(tx);
+        }
+        let mut tids: Vec<Pid> = (0..n).map(|_| tid_rx.recv().unwrap()).collect();
+        tids.sort();
+        ParkedThreads {
+            tids,
+            stop,
+            handles,
+        }
+    }
+}
+
+impl Drop for ParkedThreads {
+    fn drop(&mut self) {
+        self.stop.clear();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// A forked child that itself forked `n` grandchildren; all of them sleep
+/// until the value is dropped (the child is SIGKILLed and reaped, the
+/// grandchildren die with it through `PR_SET_PDEATHSIG`). Only
+/// async-signal-safe calls happen after `fork`.
+pub struct Family {
+    pub child: Pid,
+    pub grandchildren: Vec<Pid>,
+}
+
+const MAX_GRANDCHILDREN: usize = 16;
+
+impl Family {
+    pub fn spawn(n: usize) -> Family {
+        assert!(n <= MAX_GRANDCHILDREN);
+        let mut p = [0i32; 2];
+        // SAFETY: `p` is a valid array of two ints.
+        assert_eq!(unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        let (rd, wr) = (p[0], p[1]);
+        // SAFETY: the child only calls async-signal-safe functions
+        // (fork, prctl, getppid, write, pause, _exit).
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            // SAFETY: async-signal-safe calls only, see above.
+            unsafe {
+                let me = libc::getpid();
+                let mut kids = [0i32; MAX_GRANDCHILDREN];
+                for k in kids.iter_mut().take(n) {
+                    let g = libc::fork();
+                    if g == 0 {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                        if libc::getppid() != me {
+                            libc::_exit(0);
+                        }
+                        loop {
+                            libc::pause();
+                        }
+                    }
+                    if g < 0 {
+                        libc::_exit(3);
+                    }
+                    *k = g;
+                }
+                let bytes = n * 4;
+                if libc::write(wr, kids.as_ptr().cast(), bytes) != bytes as isize {
+                    libc::_exit(4);
+                }
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+        // SAFETY: closing our copy of the write end.
+        unsafe { libc::close(wr) };
+        let mut kids = [0i32; MAX_GRANDCHILDREN];
+        let want = n * 4;
+        let mut got = 0;
+        while got < want {
+            // SAFETY: reading into the unfilled tail of `kids`.
+            let r = unsafe {
+                libc::read(
+                    rd,
+                    kids.as_mut_ptr().cast::<u8>().add(got).cast(),
+                    want - got,
+                )
+            };
+            assert!(r > 0, "family child died before reporting");
+            got += r as usize;
+        }
+        // SAFETY: closing the read end we own.
+        unsafe { libc::close(rd) };
+        let mut grandchildren: Vec<Pid> = kids[..n].iter().map(|&g| Pid::from_raw(g)).collect();
+        grandchildren.sort();
+        Family {
+            child: Pid::from_raw(child),
+            grandchildren,
+        }
+    }
+}
+
+impl Drop for Family {
+    fn drop(&mut self) {
+        // SAFETY: signalling and reaping our own child.
+        unsafe {
+            libc::kill(self.child.as_raw(), libc::SIGKILL);
+            libc::waitpid(self.child.as_raw(), std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// Fork a child that runs `f` (which must not allocate or lock) and
+/// return its exit status.
+pub fn in_child(f: impl FnOnce() -> i32) -> i32 {
+    // SAFETY: the child runs `f`, documented as async-signal-safe in
+    // spirit, then `_exit`s without unwinding.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let code = f();
+        // SAFETY: leave the child without running destructors.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    }
+}
+
+/// `Error::NoSuchProcess` for any pid.
+pub fn is_esrch<T: Debug>(r: &Result<T, Error>) -> bool {
+    matches!(r, Err(Error::NoSuchProcess(_)))
+}
+
+/// Print a note that shows even though libtest captures `eprintln!`.
+pub fn note(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "note: {msg}");
+}
+
+/// Whether we run as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
