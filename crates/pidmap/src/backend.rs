@@ -84,6 +84,7 @@ impl fmt::Display for ActiveBackend {
 
 /// What the running kernel says about pidmap(2)/fdmap(2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum KernelSupport {
     /// Both calls answered the probe with `EINVAL`: they exist.
     Available,
