@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define PAGE 4096
@@ -416,8 +417,11 @@ static int may_esrch(const struct call *c)
 		/* Kernel threads share init_files; "no fd table" is defensible. */
 		return c->is_fdmap;
 	case P_THREAD:
-		/* A non-leader tid names no thread group and no fd table owner. */
-		return !(c->flags & PIDMAP_CHILDREN) || c->is_fdmap;
+		/*
+		 * A non-leader tid: the ABI speaks of "thread group pid" and
+		 * "process pid", so ESRCH is defensible in every mode.
+		 */
+		return 1;
 	case P_ZOMBIE:
 		return 1;
 	default:
@@ -657,6 +661,13 @@ static void run_phase(const char *name, unsigned long n, int as_nobody)
 			/* Groups first: after setuid we could not drop them. */
 			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 				pt_die("drop privileges");
+			/*
+			 * setuid() cleared dumpable (suid_dumpable 0), and our
+			 * children would inherit that: fdmap of our own child
+			 * must be allowed, so make the phase dumpable again.
+			 */
+			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+				pt_die("PR_SET_DUMPABLE");
 		}
 		setup_env(as_nobody);
 		pt_info("phase %s: %lu calls (self %d, thread %d, child %d, zombie %d, reaped %d)",
