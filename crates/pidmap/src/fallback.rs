@@ -718,6 +718,51 @@ mod tests {
     }
 
     #[test]
+    fn children_files_and_ppid_scan_agree() {
+        let mut kids = Vec::new();
+        for _ in 0..3 {
+            // SAFETY: the child only calls async-signal-safe functions.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0);
+            if pid == 0 {
+                loop {
+                    // SAFETY: async-signal-safe; killed by the parent.
+                    unsafe { libc::pause() };
+                }
+            }
+            kids.push(Pid::from_raw(pid));
+        }
+        kids.sort();
+        let mut fb = Fallback::new(ProcRoot::open("/proc").unwrap());
+        let me = Pid::this_process();
+        let mut a: Vec<Pid> = Vec::new();
+        let mut b: Vec<Pid> = Vec::new();
+        fb.list(Query::children(me), 0, &mut a).unwrap();
+        fb.children_files = Some(false);
+        fb.list(Query::children(me), 0, &mut b).unwrap();
+        let mut c: Vec<Pid> = Vec::new();
+        fb.list(Query::children(me), kids[1].as_raw(), &mut c)
+            .unwrap();
+        let gone = fb.list(
+            Query::children(Pid::from_raw(1 << 30)),
+            0,
+            &mut Vec::<Pid>::new(),
+        );
+        for k in &kids {
+            // SAFETY: killing and reaping our own children.
+            unsafe {
+                libc::kill(k.as_raw(), libc::SIGKILL);
+                libc::waitpid(k.as_raw(), std::ptr::null_mut(), 0);
+            }
+        }
+        for k in &kids {
+            assert!(a.contains(k) && b.contains(k), "{k}: {a:?} {b:?}");
+        }
+        assert!(c.iter().all(|p| *p >= kids[1]) && c.contains(&kids[2]));
+        assert!(matches!(gone, Err(Error::NoSuchProcess(_))));
+    }
+
+    #[test]
     fn path_building() {
         assert_eq!(PathBuf64::new(123, None, b"/task").as_cstr(), c"123/task");
         assert_eq!(

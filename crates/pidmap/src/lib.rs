@@ -507,11 +507,13 @@ impl Pidmap {
     }
 
     pub(crate) fn fill_raw<T: RawId>(&mut self, q: Query, out: &mut Vec<T>) -> Result<()> {
-        q.pid_and_flags()?;
+        let (pid, flags) = q.pid_and_flags()?;
         match self.detection.active {
-            ActiveBackend::Syscall => {
-                fill_by_chunks(out, |start, buf| self.chunk_raw(q, start, buf))
-            }
+            ActiveBackend::Syscall => fill_by_chunks(out, |start, ptr, count| {
+                // SAFETY: `fill_by_chunks` hands us `count` writable slots.
+                unsafe { sys::pidmap_raw(pid, ptr, count, start, flags) }
+                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))
+            }),
             ActiveBackend::Procfs => self.fallback()?.list(q, 0, out),
         }
     }
@@ -521,9 +523,11 @@ impl Pidmap {
             return Err(Error::InvalidArgument("pid must not be negative"));
         }
         match self.detection.active {
-            ActiveBackend::Syscall => {
-                fill_by_chunks(out, |start, buf| self.fd_chunk_raw(pid, start, buf))
-            }
+            ActiveBackend::Syscall => fill_by_chunks(out, |start, ptr, count| {
+                // SAFETY: `fill_by_chunks` hands us `count` writable slots.
+                unsafe { sys::fdmap_raw(pid.0, ptr, count, start, 0) }
+                    .map_err(|e| syscall_error(e, pid, "fdmap(2)"))
+            }),
             ActiveBackend::Procfs => self.fallback()?.list_fds(pid, 0, out),
         }
     }
@@ -537,12 +541,15 @@ fn syscall_error(errno: i32, pid: Pid, what: &'static str) -> Error {
     }
 }
 
-/// Drive a cursor-style call until it returns 0, writing straight into the
-/// spare capacity of `out` (grown geometrically only when full).
+/// Drive a cursor-style call until it returns 0, letting it write straight
+/// into the spare capacity of `out` (no zero-filling; grown geometrically
+/// only when full). `call(start, ptr, count)` must write at most `count`
+/// initialised entries at `ptr` and return how many.
 fn fill_by_chunks<T: RawId>(
     out: &mut Vec<T>,
-    mut call: impl FnMut(i32, &mut [T]) -> Result<usize>,
+    mut call: impl FnMut(i32, *mut i32, usize) -> Result<usize>,
 ) -> Result<()> {
+    const { assert!(std::mem::size_of::<T>() == 4 && std::mem::align_of::<T>() == 4) };
     out.clear();
     let mut start = 0;
     loop {
@@ -550,16 +557,15 @@ fn fill_by_chunks<T: RawId>(
         if out.capacity() - len < 64 {
             out.reserve(len.max(1024));
         }
-        let spare = out.capacity() - len;
-        out.resize(len + spare, T::from_raw_id(0));
-        let n = match call(start, &mut out[len..]) {
-            Ok(n) => n.min(spare),
-            Err(e) => {
-                out.truncate(len);
-                return Err(e);
-            }
-        };
-        out.truncate(len + n);
+        let spare = out.spare_capacity_mut();
+        let count = spare.len();
+        // `T` is a 4-byte Pod (checked above), so the spare capacity is a
+        // valid destination for `count` i32s.
+        let ptr = spare.as_mut_ptr().cast::<i32>();
+        let n = call(start, ptr, count)?.min(count);
+        // SAFETY: `call` initialised the first `n` entries of the spare
+        // capacity, and `n <= count`.
+        unsafe { out.set_len(len + n) };
         match out.last() {
             Some(last) if n > 0 => {
                 let l = last.raw_id();
@@ -625,16 +631,12 @@ mod tests {
 
     /// A fake kernel with the ABI's cursor semantics over `ids`, returning
     /// at most `cap` per call.
-    fn fake(ids: &[i32], cap: usize) -> impl FnMut(i32, &mut [i32]) -> Result<usize> + '_ {
-        move |start, buf| {
-            let mut n = 0;
-            for &id in ids.iter().filter(|&&id| id >= start) {
-                if n == buf.len().min(cap) {
-                    break;
-                }
-                buf[n] = id;
-                n += 1;
-            }
+    fn fake(ids: &[i32], cap: usize) -> impl FnMut(i32, *mut i32, usize) -> Result<usize> + '_ {
+        move |start, ptr, count| {
+            let from = ids.partition_point(|&id| id < start);
+            let n = (ids.len() - from).min(count).min(cap);
+            // SAFETY: `ptr` is writable for `count >= n` entries.
+            unsafe { std::ptr::copy_nonoverlapping(ids[from..].as_ptr(), ptr, n) };
             Ok(n)
         }
     }
@@ -643,7 +645,7 @@ mod tests {
     fn fill_by_chunks_follows_the_cursor() {
         let ids: Vec<i32> = (1..5000).map(|i| i * 3).chain([i32::MAX]).collect();
         for cap in [1, 3, 64, 1000, 100_000] {
-            let mut out = Vec::new();
+            let mut out: Vec<i32> = Vec::new();
             fill_by_chunks(&mut out, fake(&ids, cap)).unwrap();
             assert_eq!(out, ids, "cap {cap}");
             // Reuse without reallocation once large enough.
@@ -655,7 +657,7 @@ mod tests {
         fill_by_chunks(&mut out, fake(&[], 10)).unwrap();
         assert!(out.is_empty());
         let mut out = Vec::new();
-        let r = fill_by_chunks::<i32>(&mut out, |_, _| Err(Error::NoSuchProcess(Pid(9))));
+        let r = fill_by_chunks::<i32>(&mut out, |_, _, _| Err(Error::NoSuchProcess(Pid(9))));
         assert!(matches!(r, Err(Error::NoSuchProcess(Pid(9)))));
         assert!(out.is_empty());
     }
@@ -684,3 +686,8 @@ mod tests {
         assert!(Query::threads(Pid(-2)).pid_and_flags().is_err());
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -76,39 +76,72 @@ fn errno() -> i32 {
 ///
 /// Returns the number of ids written, or the raw errno.
 pub fn pidmap(pid: i32, buf: &mut [i32], start: i32, flags: u32) -> Result<usize, i32> {
-    let count = libc::c_uint::try_from(buf.len()).unwrap_or(libc::c_uint::MAX);
-    // SAFETY: `buf` is a valid, writable region of at least `count` i32s
-    // for the duration of the call; the kernel writes at most `count`
-    // entries (ABI.md). On a kernel without the call this returns ENOSYS
-    // without touching memory.
-    let ret = unsafe {
-        libc::syscall(
-            NR.pidmap,
-            pid as libc::c_long,
-            buf.as_mut_ptr(),
-            count as libc::c_long,
-            start as libc::c_long,
-            flags as libc::c_long,
-        )
-    };
-    if ret < 0 {
-        Err(errno())
-    } else {
-        Ok(ret as usize)
-    }
+    // SAFETY: `buf` is valid for writes of `buf.len()` i32s.
+    unsafe { pidmap_raw(pid, buf.as_mut_ptr(), buf.len(), start, flags) }
 }
 
 /// `fdmap(pid, buf, buf.len(), start, flags)`.
 ///
 /// Returns the number of fds written, or the raw errno.
 pub fn fdmap(pid: i32, buf: &mut [i32], start: i32, flags: u32) -> Result<usize, i32> {
-    let count = libc::c_uint::try_from(buf.len()).unwrap_or(libc::c_uint::MAX);
-    // SAFETY: as for `pidmap`: `buf` is writable for `count` entries.
+    // SAFETY: `buf` is valid for writes of `buf.len()` i32s.
+    unsafe { fdmap_raw(pid, buf.as_mut_ptr(), buf.len(), start, flags) }
+}
+
+/// [`pidmap`] into possibly uninitialised memory; on success the first
+/// `n` entries are initialised (the kernel never writes beyond `count`).
+///
+/// # Safety
+///
+/// `buf` must be valid for writes of `count` `i32`s.
+pub unsafe fn pidmap_raw(
+    pid: i32,
+    buf: *mut i32,
+    count: usize,
+    start: i32,
+    flags: u32,
+) -> Result<usize, i32> {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { call(NR.pidmap, pid, buf, count, start, flags) }
+}
+
+/// [`fdmap`] into possibly uninitialised memory.
+///
+/// # Safety
+///
+/// `buf` must be valid for writes of `count` `i32`s.
+pub unsafe fn fdmap_raw(
+    pid: i32,
+    buf: *mut i32,
+    count: usize,
+    start: i32,
+    flags: u32,
+) -> Result<usize, i32> {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { call(NR.fdmap, pid, buf, count, start, flags) }
+}
+
+/// # Safety
+///
+/// `buf` must be valid for writes of `count` `i32`s.
+unsafe fn call(
+    nr: libc::c_long,
+    pid: i32,
+    buf: *mut i32,
+    count: usize,
+    start: i32,
+    flags: u32,
+) -> Result<usize, i32> {
+    let count = libc::c_uint::try_from(count).unwrap_or(libc::c_uint::MAX);
+    // SAFETY: `buf` is writable for at least `count` entries (caller's
+    // contract; `count` only shrinks above); the kernel writes at most
+    // `count` entries (ABI.md). On a kernel without the call this returns
+    // ENOSYS without touching memory.
     let ret = unsafe {
         libc::syscall(
-            NR.fdmap,
+            nr,
             pid as libc::c_long,
-            buf.as_mut_ptr(),
+            buf,
             count as libc::c_long,
             start as libc::c_long,
             flags as libc::c_long,
@@ -117,7 +150,7 @@ pub fn fdmap(pid: i32, buf: &mut [i32], start: i32, flags: u32) -> Result<usize,
     if ret < 0 {
         Err(errno())
     } else {
-        Ok(ret as usize)
+        Ok((ret as usize).min(count as usize))
     }
 }
 
