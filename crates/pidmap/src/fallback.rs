@@ -243,7 +243,15 @@ impl Clone for Fallback {
 }
 
 impl Fallback {
-    /// A reader over `root`.
+    /// A reader over `root`. Usually you want [`Pidmap`](crate::Pidmap)
+    /// with [`Backend::Procfs`](crate::Backend::Procfs), which wraps this.
+    ///
+    /// ```
+    /// use pidmap::{Fallback, ProcRoot};
+    /// let fb = Fallback::new(ProcRoot::open("/proc")?);
+    /// assert!(!fb.is_kthread(std::process::id() as i32));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
     pub fn new(root: ProcRoot) -> Self {
         Fallback {
             root,

@@ -437,11 +437,28 @@ impl Pidmap {
 
     /// An iterator over the listing; it batches internally (256 ids per
     /// syscall, or one sorted /proc snapshot).
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Query};
+    /// let pm = Pidmap::new()?;
+    /// let n = pm.iter(Query::all_tasks()).filter_map(Result::ok).count();
+    /// assert!(n >= 1);
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
     pub fn iter(&self, query: Query) -> Pids {
         Pids::new(self.clone(), query)
     }
 
     /// An iterator over the fds of `pid`.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap};
+    /// let pm = Pidmap::new()?;
+    /// for fd in pm.fds(Pid::CALLER) {
+    ///     assert!(fd? >= 0);
+    /// }
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
     pub fn fds(&self, pid: Pid) -> Fds {
         Fds::new(self.clone(), pid)
     }
@@ -584,11 +601,23 @@ fn default_pm() -> Result<Pidmap> {
 }
 
 /// All processes (thread-group ids), ascending, with [`Backend::Auto`].
+///
+/// ```
+/// let pids = pidmap::processes()?.to_vec()?;
+/// assert!(pids.contains(&pidmap::Pid::this_process()));
+/// # Ok::<(), pidmap::Error>(())
+/// ```
 pub fn processes() -> Result<Pids> {
     Ok(default_pm()?.iter(Query::processes()))
 }
 
 /// All processes except kernel threads.
+///
+/// ```
+/// let user = pidmap::processes_without_kthreads()?.to_vec()?;
+/// assert!(user.contains(&pidmap::Pid::this_process()));
+/// # Ok::<(), pidmap::Error>(())
+/// ```
 pub fn processes_without_kthreads() -> Result<Pids> {
     Ok(default_pm()?.iter(Query::processes().without_kthreads()))
 }
@@ -605,6 +634,13 @@ pub fn all_tasks() -> Result<Pids> {
 }
 
 /// The thread ids of `pid`.
+///
+/// ```
+/// use pidmap::Pid;
+/// let tids = pidmap::threads(Pid::this_process())?.to_vec()?;
+/// assert!(tids.contains(&Pid::this_process()));
+/// # Ok::<(), pidmap::Error>(())
+/// ```
 pub fn threads(pid: Pid) -> Result<Pids> {
     Ok(default_pm()?.iter(Query::threads(pid)))
 }
@@ -621,6 +657,16 @@ pub fn children(pid: Pid) -> Result<Pids> {
 }
 
 /// The open fds of `pid`.
+///
+/// ```
+/// use pidmap::{Error, Pid};
+/// match pidmap::fds(Pid::from_raw(1))?.to_vec() {
+///     Ok(fds) => println!("pid 1 has {} fds", fds.len()),
+///     Err(Error::PermissionDenied(_)) => println!("not allowed"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok::<(), pidmap::Error>(())
+/// ```
 pub fn fds(pid: Pid) -> Result<Fds> {
     Ok(default_pm()?.fds(pid))
 }
