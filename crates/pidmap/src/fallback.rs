@@ -462,52 +462,63 @@ impl Fallback {
         }
     }
 
+    /// Whether this procfs has `/proc/PID/task/TID/children`
+    /// (`CONFIG_PROC_CHILDREN`), checked once through `thread-self`.
+    fn has_children_files(&mut self) -> bool {
+        *self
+            .children_files
+            .get_or_insert_with(|| self.root.openat(c"thread-self/children", 0).is_ok())
+    }
+
+    /// The thread-group id of `tid`, from the `Tgid:` line of its status.
+    fn tgid_of(&self, tid: i32) -> Option<i32> {
+        let mut buf = [0u8; 512];
+        let n = self.read_small(&PathBuf64::new(tid, None, b"/status"), &mut buf)?;
+        let text = &buf[..n];
+        let at = text.windows(6).position(|w| w == b"Tgid:\t")?;
+        let rest = &text[at + 6..];
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        parse_id(&rest[..end])
+    }
+
+    /// Children of the process `pid` belongs to, whichever of its threads
+    /// created them (zombies included), ascending.
     fn children<T: RawId>(&mut self, pid: i32, start: i32, out: &mut Vec<T>) -> Result<()> {
         let tasks = self.open_pid_dir(pid, b"/task")?;
-        if self.children_files != Some(false) {
+        if self.has_children_files() {
             let mut tids = std::mem::take(&mut self.scratch);
             tids.clear();
             Self::read_ids(&mut self.dirents, tasks.as_fd(), 1, |id| tids.push(id))
                 .map_err(|e| map_gone(e, pid))?;
             let mut text = std::mem::take(&mut self.text);
-            let mut ok = true;
             for &tid in &tids {
                 let path = PathBuf64::new(pid, Some(tid), b"/children");
-                match self.root.openat(path.as_cstr(), 0) {
-                    Ok(fd) => {
-                        text.clear();
-                        if read_all(fd.as_fd(), &mut text).is_ok() {
-                            for tok in text.split(|&b| b == b' ' || b == b'\n') {
-                                if let Some(id) = parse_id(tok) {
-                                    if id >= start {
-                                        out.push(T::from_raw_id(id));
-                                    }
-                                }
+                // A thread that exited meanwhile has no children left.
+                let Ok(fd) = self.root.openat(path.as_cstr(), 0) else {
+                    continue;
+                };
+                text.clear();
+                if read_all(fd.as_fd(), &mut text).is_ok() {
+                    for tok in text.split(|&b| b == b' ' || b == b'\n') {
+                        if let Some(id) = parse_id(tok) {
+                            if id >= start {
+                                out.push(T::from_raw_id(id));
                             }
                         }
                     }
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) && tid == pid => {
-                        // Either CONFIG_PROC_CHILDREN is off, or the leader is gone.
-                        ok = false;
-                        break;
-                    }
-                    Err(_) => {}
                 }
             }
             self.text = text;
             self.scratch = tids;
-            if ok {
-                self.children_files = Some(true);
-                finish(out, false);
-                return Ok(());
-            }
-            out.clear();
-            if self.is_gone(pid) {
-                return Err(Error::NoSuchProcess(Pid::from_raw(pid)));
-            }
-            self.children_files = Some(false);
+            finish(out, false);
+            return Ok(());
         }
-        // No `children` files: scan every process's ppid.
+        // No `children` files: scan every process's ppid (field 4 of stat),
+        // which names the parent's thread group.
+        let Some(tgid) = self.tgid_of(pid) else {
+            return Err(Error::NoSuchProcess(Pid::from_raw(pid)));
+        };
+        drop(tasks);
         let root = self
             .root
             .openat(c".", libc::O_DIRECTORY)
@@ -519,7 +530,7 @@ impl Fallback {
         for &p in &pids {
             let mut buf = [0u8; 512];
             if let Some(n) = self.read_small(&PathBuf64::new(p, None, b"/stat"), &mut buf) {
-                if stat_field(&buf[..n], 1).and_then(parse_id) == Some(pid) {
+                if stat_field(&buf[..n], 1).and_then(parse_id) == Some(tgid) {
                     out.push(T::from_raw_id(p));
                 }
             }
@@ -756,6 +767,22 @@ mod tests {
             0,
             &mut Vec::<Pid>::new(),
         );
+        // From a non-leader thread of ours: the same children, both ways.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tx.send(unsafe { libc::gettid() }).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let tid = Pid::from_raw(rx.recv().unwrap());
+        let mut d: Vec<Pid> = Vec::new();
+        let via_tid = fb.list(Query::children(tid), 0, &mut d);
+        fb.children_files = None;
+        let mut e: Vec<Pid> = Vec::new();
+        let via_tid_files = fb.list(Query::children(tid), 0, &mut e);
+        drop(stop_tx);
+        t.join().unwrap();
         for k in &kids {
             // SAFETY: killing and reaping our own children.
             unsafe {
@@ -768,6 +795,11 @@ mod tests {
         }
         assert!(c.iter().all(|p| *p >= kids[1]) && c.contains(&kids[2]));
         assert!(matches!(gone, Err(Error::NoSuchProcess(_))));
+        via_tid.unwrap();
+        via_tid_files.unwrap();
+        for k in &kids {
+            assert!(d.contains(k) && e.contains(k), "{k}: {d:?} {e:?}");
+        }
     }
 
     #[test]
