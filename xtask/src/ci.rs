@@ -43,19 +43,43 @@ fn suite(args: &KernelArgs) -> Result<()> {
 pub fn test_all(args: &TestAllArgs) -> Result<()> {
     type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
     let mut stages: Vec<Stage> = vec![
-        ("cargo fmt --check", Box::new(|| cargo(&["fmt", "--all", "--", "--check"]))),
+        (
+            "cargo fmt --check",
+            Box::new(|| cargo(&["fmt", "--all", "--", "--check"])),
+        ),
         (
             "cargo clippy -D warnings",
-            Box::new(|| cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])),
+            Box::new(|| {
+                cargo(&[
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ])
+            }),
         ),
         ("cargo test", Box::new(|| cargo(&["test", "--workspace"]))),
     ];
     if !args.host_only {
-        stages.push(("checkpatch --strict", Box::new(|| crate::patches::check_series(&kernel(false, false)))));
-        stages.push(("qemu-test (patched)", Box::new(|| suite(&kernel(false, false)))));
-        stages.push(("qemu-test (unpatched: crate fallback)", Box::new(|| suite(&kernel(false, true)))));
+        stages.push((
+            "checkpatch --strict",
+            Box::new(|| crate::patches::check_series(&kernel(false, false))),
+        ));
+        stages.push((
+            "qemu-test (patched)",
+            Box::new(|| suite(&kernel(false, false))),
+        ));
+        stages.push((
+            "qemu-test (unpatched: crate fallback)",
+            Box::new(|| suite(&kernel(false, true))),
+        ));
         if !args.no_debug {
-            stages.push(("qemu-test --debug", Box::new(|| suite(&kernel(true, false)))));
+            stages.push((
+                "qemu-test --debug",
+                Box::new(|| suite(&kernel(true, false))),
+            ));
         }
     }
     let mut timings = Vec::new();
@@ -74,7 +98,11 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
     }
     step("stage timings:");
     for (name, secs, ok) in &timings {
-        eprintln!("    {:>8.1} s  {}  {name}", secs, if *ok { "ok  " } else { "FAIL" });
+        eprintln!(
+            "    {:>8.1} s  {}  {name}",
+            secs,
+            if *ok { "ok  " } else { "FAIL" }
+        );
     }
     match failure {
         Some(why) => bail!("{why}"),

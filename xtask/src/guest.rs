@@ -34,7 +34,9 @@ impl Stage {
         if root.exists() {
             fs::remove_dir_all(&root)?;
         }
-        for dir in ["bin", "etc", "proc", "sys", "dev", "tmp", "root", "add", "tests"] {
+        for dir in [
+            "bin", "etc", "proc", "sys", "dev", "tmp", "root", "add", "tests",
+        ] {
             fs::create_dir_all(root.join(dir))?;
         }
         Ok(Stage { root })
@@ -50,7 +52,8 @@ impl Stage {
         if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent)?;
         }
-        fs::copy(src, &dst).with_context(|| format!("cannot copy {} into the guest", src.display()))?;
+        fs::copy(src, &dst)
+            .with_context(|| format!("cannot copy {} into the guest", src.display()))?;
         Ok(())
     }
 
@@ -112,7 +115,11 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
     } else {
         env.push_str("export PIDMAP_EXPECT_NO_SYSCALL=1\n");
     }
-    let stress = if kernel.flavor == Flavor::Debug { 60 } else { 10 };
+    let stress = if kernel.flavor == Flavor::Debug {
+        60
+    } else {
+        10
+    };
     env.push_str(&format!("export PIDMAP_STRESS_SECONDS={stress}\n"));
     stage.write("etc/pidmap.env", &env, 0o644)?;
     if let Some(cmd) = command {
@@ -147,8 +154,17 @@ pub fn add_c_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> 
         .collect();
     sources.sort();
     for src in sources {
-        let name = src.file_stem().unwrap_or_default().to_string_lossy().into_owned();
-        compile_c(&src, &stage.path(&format!("{dest}/{name}")), Some(&dir.join("include")), headers)?;
+        let name = src
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        compile_c(
+            &src,
+            &stage.path(&format!("{dest}/{name}")),
+            Some(&dir.join("include")),
+            headers,
+        )?;
         count += 1;
     }
     Ok(count)
@@ -165,8 +181,12 @@ fn cargo() -> Command {
 
 /// Runs a cargo build and returns the executables it reports.
 fn cargo_executables(cmd: &mut Command, tests_only: bool) -> Result<Vec<PathBuf>> {
-    cmd.args(["--target", RUST_TARGET, "--message-format=json-render-diagnostics"])
-        .stdout(Stdio::piped());
+    cmd.args([
+        "--target",
+        RUST_TARGET,
+        "--message-format=json-render-diagnostics",
+    ])
+    .stdout(Stdio::piped());
     let mut child = cmd.spawn().context("cannot run cargo")?;
     let mut found = Vec::new();
     for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
@@ -206,8 +226,14 @@ pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
 
 /// The `pidmap` CLI, built static, as /bin/pidmap.
 pub fn add_cli(stage: &Stage) -> Result<()> {
-    let bins = cargo_executables(cargo().args(["build", "-p", "pidmap-cli", "--bin", "pidmap"]), false)?;
-    let Some(exe) = bins.iter().find(|p| p.file_name().is_some_and(|n| n == "pidmap")) else {
+    let bins = cargo_executables(
+        cargo().args(["build", "-p", "pidmap-cli", "--bin", "pidmap"]),
+        false,
+    )?;
+    let Some(exe) = bins
+        .iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "pidmap"))
+    else {
         bail!("cargo built no `pidmap` binary");
     };
     stage.add_file(exe, "bin/pidmap")
@@ -220,7 +246,8 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
         step("the series has no tools/testing/selftests/pidmap yet");
         return Ok(0);
     }
-    let out = xtask_dir().join(format!("kselftest-{}", kernel.flavor.name()));
+    // With O= the selftests build below <O>/kselftest, next to the headers.
+    let out = &kernel.build;
     timed("building the kselftests static", || {
         run_quiet(
             Command::new("make")
@@ -228,7 +255,10 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
                 .arg(kernel.src.join("tools/testing/selftests"))
                 .arg("TARGETS=pidmap")
                 .arg(format!("O={}", out.display()))
-                .arg(format!("KHDR_INCLUDES=-isystem {}", kernel.headers().display()))
+                .arg(format!(
+                    "KHDR_INCLUDES=-isystem {}",
+                    kernel.headers().display()
+                ))
                 .arg("LDFLAGS=-static")
                 .arg("all"),
         )
@@ -242,7 +272,11 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
     entries.sort();
     for path in entries {
         if is_elf_executable(&path)? {
-            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             stage.add_file(&path, &format!("tests/kselftest/{name}"))?;
             count += 1;
         }
@@ -276,7 +310,10 @@ pub fn add_user_files(stage: &Stage, files: &[PathBuf]) -> Result<()> {
 pub fn shell_quote(args: &[String]) -> String {
     args.iter()
         .map(|a| {
-            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c)) {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+            {
                 a.clone()
             } else {
                 format!("'{}'", a.replace('\'', r"'\''"))
@@ -292,7 +329,12 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<()> {
     add_cli(stage)?;
     let (c, kself) = if kernel.flavor.has_series() {
         let c = timed("building the guest C tests static", || {
-            add_c_programs(stage, &workspace_root().join("guest-tests"), "tests/c", &kernel.headers())
+            add_c_programs(
+                stage,
+                &workspace_root().join("guest-tests"),
+                "tests/c",
+                &kernel.headers(),
+            )
         })?;
         (c, add_kselftests(stage, kernel)?)
     } else {

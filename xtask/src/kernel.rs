@@ -92,7 +92,12 @@ fn git(tree: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(tree)
-        .args(["-c", "user.name=pidmap xtask", "-c", "user.email=xtask@localhost"])
+        .args([
+            "-c",
+            "user.name=pidmap xtask",
+            "-c",
+            "user.email=xtask@localhost",
+        ])
         .args(["-c", "gc.auto=0", "-c", "advice.detachedHead=false"]);
     cmd
 }
@@ -162,7 +167,12 @@ fn source(args: &KernelArgs) -> Result<Source> {
     if !is_tarball {
         check_version(&origin)?;
         if origin.join(".git").exists() {
-            let head = output(Command::new("git").arg("-C").arg(&origin).args(["rev-parse", "HEAD"]))?;
+            let head = output(
+                Command::new("git")
+                    .arg("-C")
+                    .arg(&origin)
+                    .args(["rev-parse", "HEAD"]),
+            )?;
             identity.push_str(head.trim());
         }
         let makefile = fs::metadata(origin.join("Makefile"))?.modified()?;
@@ -182,7 +192,10 @@ fn check_version(tree: &Path) -> Result<()> {
         .with_context(|| format!("{} is not a kernel tree (no Makefile)", tree.display()))?;
     let field = |name: &str| {
         text.lines()
-            .find_map(|l| l.strip_prefix(name).map(|v| v.trim_start_matches([' ', '=']).trim().to_string()))
+            .find_map(|l| {
+                l.strip_prefix(name)
+                    .map(|v| v.trim_start_matches([' ', '=']).trim().to_string())
+            })
             .unwrap_or_default()
     };
     let (version, patchlevel) = (field("VERSION"), field("PATCHLEVEL"));
@@ -243,7 +256,13 @@ fn ensure_pristine(src: &Source) -> Result<PathBuf> {
     timed("recording the source in git", || {
         run_quiet(git(&pristine).args(["init", "-q"]))?;
         run_quiet(git(&pristine).args(["add", "-A", "-f", "."]))?;
-        run_quiet(git(&pristine).args(["commit", "-q", "--no-verify", "-m", "Linux 6.12 (pidmap base)"]))?;
+        run_quiet(git(&pristine).args([
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            "Linux 6.12 (pidmap base)",
+        ]))?;
         run_quiet(git(&pristine).args(["tag", BASE_TAG]))
     })?;
     fs::write(&stamp, wanted)?;
@@ -278,7 +297,10 @@ fn reset_apply_tree(pristine: &Path) -> Result<PathBuf> {
 /// Applies one patch with `git am`; a failure names the patch and git's reason.
 pub fn git_am(tree: &Path, patch: &Path) -> Result<()> {
     let name = patch.file_name().unwrap_or_default().to_string_lossy();
-    let out = git(tree).args(["am", "-q", "--keep-cr"]).arg(patch).output()?;
+    let out = git(tree)
+        .args(["am", "-q", "--keep-cr"])
+        .arg(patch)
+        .output()?;
     if !out.status.success() {
         let _ = git(tree).args(["am", "--abort"]).output();
         bail!(
@@ -310,7 +332,9 @@ fn apply_series(pristine: &Path, patches: &[PathBuf], hash: &str) -> Result<Stri
     for patch in patches {
         git_am(&apply, patch)?;
     }
-    let commit = output(git(&apply).args(["rev-parse", "HEAD"]))?.trim().to_string();
+    let commit = output(git(&apply).args(["rev-parse", "HEAD"]))?
+        .trim()
+        .to_string();
     fs::write(&record, format!("{hash} {commit}\n"))?;
     step(format!("applied {} patches", patches.len()));
     Ok(commit)

@@ -8,6 +8,7 @@
 mod bench;
 mod ci;
 mod deps;
+mod docs;
 mod guest;
 mod kernel;
 mod patches;
@@ -43,6 +44,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
+    /// Generate the CLI's man page and shell completions into target/dist.
+    Docs,
 }
 
 /// Which kernel to boot and where its source comes from.
@@ -92,6 +95,7 @@ fn main() {
         Command::Patches { command } => patches::run(command).map(|()| 0),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
+        Command::Docs => docs::generate().map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -39,7 +39,11 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
     let patches = series()?;
     let mut dirty = Vec::new();
     for patch in &patches {
-        let name = patch.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = patch
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let out = Command::new(tree.join("scripts/checkpatch.pl"))
             .args(["--strict", "--no-signoff", "--terse", "--show-types"])
             .arg(patch)
@@ -61,9 +65,15 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
         }
     }
     if !dirty.is_empty() {
-        bail!("checkpatch --strict reports errors or warnings in: {}", dirty.join(", "));
+        bail!(
+            "checkpatch --strict reports errors or warnings in: {}",
+            dirty.join(", ")
+        );
     }
-    step(format!("checkpatch --strict: {} patches clean", patches.len()));
+    step(format!(
+        "checkpatch --strict: {} patches clean",
+        patches.len()
+    ));
     Ok(())
 }
 
@@ -74,15 +84,24 @@ fn build_each_prefix(args: &KernelArgs) -> Result<()> {
     let build = xtask_dir().join("linux/build-prefix");
     kernel::configure_build(&tree, &build, kernel::Flavor::Patched)?;
     for (i, patch) in patches.iter().enumerate() {
-        let name = patch.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = patch
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         kernel::git_am(&tree, patch)?;
-        timed(&format!("build after {}/{}: {name}", i + 1, patches.len()), || {
-            cmd::run(Command::new("make")
-                .arg("-C")
-                .arg(&tree)
-                .arg(format!("O={}", build.display()))
-                .args(["ARCH=x86_64", "-s", &kernel::jobs(), "bzImage"]))
-        })?;
+        timed(
+            &format!("build after {}/{}: {name}", i + 1, patches.len()),
+            || {
+                cmd::run(
+                    Command::new("make")
+                        .arg("-C")
+                        .arg(&tree)
+                        .arg(format!("O={}", build.display()))
+                        .args(["ARCH=x86_64", "-s", &kernel::jobs(), "bzImage"]),
+                )
+            },
+        )?;
     }
     Ok(())
 }

@@ -64,23 +64,36 @@ impl Boot<'_> {
     fn command(&self, status_file: &Path) -> Command {
         let (accel, cpu) = accelerator();
         let mut cmd = Command::new("qemu-system-x86_64");
-        cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"])
-            .args(["-accel", accel, "-cpu", cpu, "-smp", "2"])
-            .arg("-m")
-            .arg(self.memory.to_string())
-            .arg("-kernel")
-            .arg(self.kernel.bzimage())
-            .arg("-initrd")
-            .arg(&self.initramfs)
-            .args([
-                "-append",
-                "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 \
+        cmd.args([
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+        ])
+        .args(["-accel", accel, "-cpu", cpu, "-smp", "2"])
+        .arg("-m")
+        .arg(self.memory.to_string())
+        .arg("-kernel")
+        .arg(self.kernel.bzimage())
+        .arg("-initrd")
+        .arg(&self.initramfs)
+        .args([
+            "-append",
+            "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 \
                  hung_task_panic=1 printk.devkmsg=on",
-            ])
-            .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
-            .args(["-serial", if self.interactive { "mon:stdio" } else { "stdio" }])
-            .arg("-serial")
-            .arg(format!("file:{}", status_file.display()));
+        ])
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+        .args([
+            "-serial",
+            if self.interactive {
+                "mon:stdio"
+            } else {
+                "stdio"
+            },
+        ])
+        .arg("-serial")
+        .arg(format!("file:{}", status_file.display()));
         cmd
     }
 }
@@ -202,7 +215,12 @@ fn observe(line: &str, outcome: &mut Outcome, start: Instant) {
     }
 }
 
-fn initramfs_for(kernel: &Kernel, mode: &Mode, label: &str, extra: impl FnOnce(&Stage) -> Result<()>) -> Result<PathBuf> {
+fn initramfs_for(
+    kernel: &Kernel,
+    mode: &Mode,
+    label: &str,
+    extra: impl FnOnce(&Stage) -> Result<()>,
+) -> Result<PathBuf> {
     let stage = Stage::new(label)?;
     guest::base(&stage, kernel, mode)?;
     extra(&stage)?;
@@ -214,7 +232,9 @@ fn initramfs_for(kernel: &Kernel, mode: &Mode, label: &str, extra: impl FnOnce(&
 pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
     let label = format!("test-{}", kernel.flavor.name());
-    let initramfs = initramfs_for(&kernel, &Mode::Test, &label, |stage| guest::test_payload(stage, &kernel))?;
+    let initramfs = initramfs_for(&kernel, &Mode::Test, &label, |stage| {
+        guest::test_payload(stage, &kernel)
+    })?;
     let outcome = boot(
         &Boot {
             kernel: &kernel,
@@ -237,7 +257,10 @@ fn report_suite(outcome: &Outcome) -> i32 {
         passed += 1;
     } else {
         failed += 1;
-        step(format!("kernel log has {} splat line(s):", outcome.splats.len()));
+        step(format!(
+            "kernel log has {} splat line(s):",
+            outcome.splats.len()
+        ));
         for line in &outcome.splats {
             eprintln!("    {line}");
         }
@@ -317,7 +340,9 @@ pub fn run_in_guest(
 ) -> Result<(Outcome, String)> {
     let kernel = kernel::prepare(args)?;
     let mode = Mode::Run(guest::shell_quote(command));
-    let initramfs = initramfs_for(&kernel, &mode, label, |stage| guest::add_user_files(stage, add))?;
+    let initramfs = initramfs_for(&kernel, &mode, label, |stage| {
+        guest::add_user_files(stage, add)
+    })?;
     let outcome = boot(
         &Boot {
             kernel: &kernel,
@@ -336,7 +361,7 @@ pub fn run_in_guest(
 pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
     let kernel = kernel::prepare(args)?;
     let label = format!("shell-{}", kernel.flavor.name());
-    let initramfs = initramfs_for(&kernel, &Mode::Shell, &label, |stage| guest::add_cli(stage))?;
+    let initramfs = initramfs_for(&kernel, &Mode::Shell, &label, guest::add_cli)?;
     let boot = Boot {
         kernel: &kernel,
         initramfs,
