@@ -483,8 +483,12 @@ impl Pidmap {
         match self.detection.active {
             ActiveBackend::Syscall => {
                 let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
-                sys::pidmap(pid, raw, start, flags)
-                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))
+                let len = raw.len();
+                let n = sys::pidmap(pid, raw, start, flags)
+                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))?;
+                let n = abi_count(n, len)?;
+                check_chunk(&raw[..n], start)?;
+                Ok(n)
             }
             ActiveBackend::Procfs => {
                 let mut v = Vec::new();
@@ -511,7 +515,12 @@ impl Pidmap {
         match self.detection.active {
             ActiveBackend::Syscall => {
                 let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
-                sys::fdmap(pid.0, raw, start, 0).map_err(|e| syscall_error(e, pid, "fdmap(2)"))
+                let len = raw.len();
+                let n = sys::fdmap(pid.0, raw, start, 0)
+                    .map_err(|e| syscall_error(e, pid, "fdmap(2)"))?;
+                let n = abi_count(n, len)?;
+                check_chunk(&raw[..n], start)?;
+                Ok(n)
             }
             ActiveBackend::Procfs => {
                 let mut v = Vec::new();
@@ -579,10 +588,14 @@ fn fill_by_chunks<T: RawId>(
         // `T` is a 4-byte Pod (checked above), so the spare capacity is a
         // valid destination for `count` i32s.
         let ptr = spare.as_mut_ptr().cast::<i32>();
-        let n = call(start, ptr, count)?.min(count);
+        let n = abi_count(call(start, ptr, count)?, count)?;
         // SAFETY: `call` initialised the first `n` entries of the spare
         // capacity, and `n <= count`.
         unsafe { out.set_len(len + n) };
+        if let Err(e) = check_chunk(&out[len..], start) {
+            out.truncate(len);
+            return Err(e);
+        }
         match out.last() {
             Some(last) if n > 0 => {
                 let l = last.raw_id();
@@ -594,6 +607,42 @@ fn fill_by_chunks<T: RawId>(
             _ => return Ok(()),
         }
     }
+}
+
+fn abi_violation(msg: String) -> Error {
+    Error::io(
+        "the kernel broke the pidmap ABI",
+        std::io::Error::new(std::io::ErrorKind::InvalidData, msg),
+    )
+}
+
+/// The ABI promises a return value `<= count`. A larger one (for example
+/// an errno that went through an unsigned type) is reported, never clamped.
+fn abi_count(n: usize, count: usize) -> Result<usize> {
+    if n <= count.min(libc::c_uint::MAX as usize) {
+        Ok(n)
+    } else {
+        Err(abi_violation(format!(
+            "returned {n} (as i32: {}) for a buffer of {count}",
+            n as i32
+        )))
+    }
+}
+
+/// The ABI promises strictly ascending ids `>= start`; a kernel that
+/// breaks it must not make us loop or grow without bound.
+fn check_chunk<T: RawId>(chunk: &[T], start: i32) -> Result<()> {
+    let mut prev = start.checked_sub(1);
+    for id in chunk {
+        let id = id.raw_id();
+        if prev.is_some_and(|p| id <= p) || id < start {
+            return Err(abi_violation(format!(
+                "id {id} is not ascending from cursor {start}"
+            )));
+        }
+        prev = Some(id);
+    }
+    Ok(())
 }
 
 fn default_pm() -> Result<Pidmap> {
@@ -706,6 +755,29 @@ mod tests {
         let r = fill_by_chunks::<i32>(&mut out, |_, _, _| Err(Error::NoSuchProcess(Pid(9))));
         assert!(matches!(r, Err(Error::NoSuchProcess(Pid(9)))));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_kernel_breaking_the_abi_is_an_error_not_a_loop() {
+        // Ignores the cursor: always returns the same ids.
+        let mut out: Vec<i32> = Vec::new();
+        let r = fill_by_chunks(&mut out, |_, ptr, count| {
+            let n = count.min(2);
+            // SAFETY: `ptr` is writable for `count >= n` entries.
+            unsafe { std::ptr::copy_nonoverlapping([3, 4].as_ptr(), ptr, n) };
+            Ok(n)
+        });
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        // (unsigned)-EACCES, as a kernel with a `total ?: -errno` bug returns.
+        let mut out: Vec<i32> = Vec::new();
+        let r = fill_by_chunks(&mut out, |_, _, _| Ok(4294967283));
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        assert!(format!("{}", r.unwrap_err()).contains("-13"));
+        assert!(out.is_empty());
+        assert!(check_chunk(&[5, 5], 0).is_err());
+        assert!(check_chunk(&[4, 5], 5).is_err());
+        assert!(check_chunk(&[5, 9], 5).is_ok());
+        assert!(check_chunk::<i32>(&[], 0).is_ok());
     }
 
     #[test]

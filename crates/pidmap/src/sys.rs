@@ -90,6 +90,8 @@ pub fn fdmap(pid: i32, buf: &mut [i32], start: i32, flags: u32) -> Result<usize,
 
 /// [`pidmap`] into possibly uninitialised memory; on success the first
 /// `n` entries are initialised (the kernel never writes beyond `count`).
+/// The return value is the kernel's, unclamped: a value above `count`
+/// means the kernel broke the ABI.
 ///
 /// # Safety
 ///
@@ -150,7 +152,9 @@ unsafe fn call(
     if ret < 0 {
         Err(errno())
     } else {
-        Ok((ret as usize).min(count as usize))
+        // Not clamped: a return above `count` is an ABI violation that
+        // the caller must report, not hide.
+        Ok(ret as usize)
     }
 }
 

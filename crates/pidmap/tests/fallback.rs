@@ -324,8 +324,14 @@ fn fds_of_another_user_are_permission_denied() {
         }
         match pm.fill_fds(parent, &mut v) {
             Err(Error::PermissionDenied(p)) if p == parent => 0,
-            Err(_) => 11,
-            Ok(()) => 12,
+            Err(e) => {
+                note(&format!("child as uid 65534: {e:?}"));
+                11
+            }
+            Ok(()) => {
+                note(&format!("child as uid 65534 listed {v:?}"));
+                12
+            }
         }
     });
     assert_eq!(
