@@ -23,6 +23,43 @@ use pidmap::{Backend, Pid, Pidmap, Query};
 
 const TARGET_THREADS: usize = 10_000;
 
+/// A noise-robust summary next to Criterion's: the methods run
+/// round-robin (one call each per round), so load changes on a shared
+/// machine hit all of them alike; prints median and min per method and
+/// each one's ratio to the first (ours).
+fn interleaved(group: &str, rounds: usize, methods: &mut [(&str, &mut dyn FnMut() -> usize)]) {
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); methods.len()];
+    for (_, f) in methods.iter_mut() {
+        black_box(f()); // warm-up
+    }
+    for _ in 0..rounds {
+        for (i, (_, f)) in methods.iter_mut().enumerate() {
+            let t = std::time::Instant::now();
+            black_box(f());
+            samples[i].push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    let stats: Vec<(f64, f64)> = samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_by(|a, b| a.total_cmp(b));
+            (s[s.len() / 2], s[0])
+        })
+        .collect();
+    println!(
+        "interleaved {group} ({rounds} rounds): median / min µs, ratio to {}",
+        methods[0].0
+    );
+    for (i, (name, _)) in methods.iter().enumerate() {
+        let (med, min) = stats[i];
+        println!(
+            "  {name:<14} {med:>10.1} {min:>10.1}   x{:.2} (median)  x{:.2} (min)",
+            med / stats[0].0,
+            min / stats[0].1
+        );
+    }
+}
+
 fn parse_c(name: &CStr) -> Option<i32> {
     let b = name.to_bytes();
     if b.is_empty() || !b[0].is_ascii_digit() {
@@ -117,6 +154,31 @@ fn bench_pids(c: &mut Criterion) {
     let mut pm = Pidmap::with_backend(Backend::Procfs).unwrap();
     let mut ours = Vec::with_capacity(1 << 16);
     let mut v = Vec::with_capacity(1 << 16);
+    {
+        let (mut w1, mut w2, mut w3) = (Vec::new(), Vec::new(), Vec::new());
+        interleaved(
+            "pids",
+            300,
+            &mut [
+                ("pidmap", &mut || {
+                    pm.fill(Query::processes(), &mut ours).unwrap();
+                    ours.len()
+                }),
+                ("procfs_crate", &mut || {
+                    procfs_crate_pids(&mut w1);
+                    w1.len()
+                }),
+                ("std_read_dir", &mut || {
+                    std_read_dir("/proc", &mut w2);
+                    w2.len()
+                }),
+                ("c_readdir", &mut || {
+                    c_readdir(c"/proc", &mut w3);
+                    w3.len()
+                }),
+            ],
+        );
+    }
     let mut g = c.benchmark_group("pids");
     g.bench_function("pidmap", |b| {
         b.iter(|| {
@@ -171,6 +233,50 @@ fn bench_tids(c: &mut Criterion) {
     let mut v = Vec::with_capacity(1 << 16);
     pm.fill(Query::threads(Pid::CALLER), &mut ours).unwrap();
     assert!(ours.len() > TARGET_THREADS, "{} threads", ours.len());
+    {
+        let (mut w1, mut w2, mut w3) = (Vec::new(), Vec::new(), Vec::new());
+        let mut p = Vec::new();
+        interleaved(
+            "tids_10k",
+            40,
+            &mut [
+                ("pidmap", &mut || {
+                    pm.fill(Query::threads(Pid::CALLER), &mut ours).unwrap();
+                    ours.len()
+                }),
+                ("procfs_crate", &mut || {
+                    procfs_crate_tids(&mut w1);
+                    w1.len()
+                }),
+                ("std_read_dir", &mut || {
+                    std_read_dir("/proc/self/task", &mut w2);
+                    w2.len()
+                }),
+                ("c_readdir", &mut || {
+                    c_readdir(c"/proc/self/task", &mut w3);
+                    w3.len()
+                }),
+            ],
+        );
+        interleaved(
+            "all_tasks_10k",
+            40,
+            &mut [
+                ("pidmap", &mut || {
+                    pm.fill(Query::all_tasks(), &mut ours).unwrap();
+                    ours.len()
+                }),
+                ("procfs_crate", &mut || {
+                    procfs_crate_all_tasks(&mut w1);
+                    w1.len()
+                }),
+                ("c_readdir", &mut || {
+                    c_readdir_all_tasks(&mut w3, &mut p);
+                    w3.len()
+                }),
+            ],
+        );
+    }
     let mut g = c.benchmark_group("tids_10k");
     g.bench_function("pidmap", |b| {
         b.iter(|| {

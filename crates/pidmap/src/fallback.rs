@@ -23,6 +23,15 @@ const PROC_SUPER_MAGIC: i64 = 0x9fa0;
 /// `PF_KTHREAD` from `<linux/sched.h>`.
 pub const PF_KTHREAD: u64 = 0x0020_0000;
 
+/// `FIRST_PROCESS_ENTRY` (fs/proc/base.c): directory offsets of the proc
+/// root below it are the static entries (`cpuinfo`, `sys`, ...); from it
+/// on come `self`, `thread-self` and then each tgid at offset
+/// `TGID_OFFSET + tgid`, with `TGID_OFFSET = FIRST_PROCESS_ENTRY + 2`
+/// (`+ 1` before 3.17). Seeking to `FIRST_PROCESS_ENTRY + start` thus skips
+/// the static entries and the tgids well below `start` (what remains below
+/// `start` is filtered), for any `TGID_OFFSET >= FIRST_PROCESS_ENTRY`.
+const FIRST_PROCESS_ENTRY: i64 = 256;
+
 /// Offsets inside `struct linux_dirent64`.
 const D_RECLEN: usize = 16;
 const D_NAME: usize = 19;
@@ -234,6 +243,7 @@ pub struct Fallback {
     scratch: Vec<i32>,
     text: Vec<u8>,
     children_files: Option<bool>,
+    root_dir: Option<OwnedFd>,
 }
 
 impl Clone for Fallback {
@@ -259,6 +269,7 @@ impl Fallback {
             scratch: Vec::new(),
             text: Vec::new(),
             children_files: None,
+            root_dir: None,
         }
     }
 
@@ -287,6 +298,30 @@ impl Fallback {
                 }
             })?;
         }
+    }
+
+    /// The numeric entries `>= start` of the proc root, in readdir order
+    /// (ascending tgids). Reuses one directory fd, rewound with `lseek`,
+    /// straight past the static entries.
+    fn read_root_ids(&mut self, start: i32, f: impl FnMut(i32)) -> Result<()> {
+        let fd = match self.root_dir.take() {
+            Some(fd) => fd,
+            None => self
+                .root
+                .openat(c".", libc::O_DIRECTORY)
+                .map_err(|e| Error::io("opening the proc root", e))?,
+        };
+        let pos = FIRST_PROCESS_ENTRY + i64::from(start.max(0));
+        // SAFETY: lseek on a directory fd we own.
+        if unsafe { libc::lseek(fd.as_raw_fd(), pos, libc::SEEK_SET) } < 0 {
+            return Err(Error::io(
+                "seeking in the proc root",
+                io::Error::last_os_error(),
+            ));
+        }
+        let r = Self::read_ids(&mut self.dirents, fd.as_fd(), start, f);
+        self.root_dir = Some(fd);
+        r.map_err(|e| Error::io("reading the proc root", e))
     }
 
     /// Whether `pid` is a kernel thread, from the flags field of
@@ -330,33 +365,27 @@ impl Fallback {
         let skip_k = query.ignore_kthreads;
         match query.listing {
             Listing::Processes => {
-                let root = self
-                    .root
-                    .openat(c".", libc::O_DIRECTORY)
-                    .map_err(|e| Error::io("opening the proc root", e))?;
                 let mut sorted = true;
                 let mut last = i32::MIN;
-                Self::read_ids(&mut self.dirents, root.as_fd(), start, |id| {
+                self.read_root_ids(start, |id| {
                     sorted &= id > last;
                     last = id;
                     out.push(T::from_raw_id(id));
-                })
-                .map_err(|e| Error::io("reading the proc root", e))?;
+                })?;
                 if skip_k {
                     out.retain(|id| !self.is_kthread(id.raw_id()));
                 }
                 finish(out, sorted);
             }
             Listing::AllTasks => {
-                let root = self
-                    .root
-                    .openat(c".", libc::O_DIRECTORY)
-                    .map_err(|e| Error::io("opening the proc root", e))?;
                 let mut pids = std::mem::take(&mut self.scratch);
                 pids.clear();
                 // Processes below `start` may still own threads >= start.
-                Self::read_ids(&mut self.dirents, root.as_fd(), 1, |id| pids.push(id))
-                    .map_err(|e| Error::io("reading the proc root", e))?;
+                let r = self.read_root_ids(1, |id| pids.push(id));
+                if let Err(e) = r {
+                    self.scratch = pids;
+                    return Err(e);
+                }
                 let mut sorted = true;
                 let mut last = i32::MIN;
                 for &pid in &pids {
@@ -519,14 +548,13 @@ impl Fallback {
             return Err(Error::NoSuchProcess(Pid::from_raw(pid)));
         };
         drop(tasks);
-        let root = self
-            .root
-            .openat(c".", libc::O_DIRECTORY)
-            .map_err(|e| Error::io("opening the proc root", e))?;
         let mut pids = std::mem::take(&mut self.scratch);
         pids.clear();
-        Self::read_ids(&mut self.dirents, root.as_fd(), start, |id| pids.push(id))
-            .map_err(|e| Error::io("reading the proc root", e))?;
+        let r = self.read_root_ids(start, |id| pids.push(id));
+        if let Err(e) = r {
+            self.scratch = pids;
+            return Err(e);
+        }
         for &p in &pids {
             let mut buf = [0u8; 512];
             if let Some(n) = self.read_small(&PathBuf64::new(p, None, b"/stat"), &mut buf) {

@@ -461,3 +461,31 @@ fn proc_mounted_elsewhere() {
     let _ = std::fs::remove_dir(&dir);
     result.unwrap();
 }
+
+#[test]
+fn process_cursor_skips_exactly_the_ids_below_start() {
+    let mut pm = procfs_backend();
+    let mut full = Vec::new();
+    pm.fill(Query::processes(), &mut full).unwrap();
+    assert!(full.contains(&Pid::from_raw(1)), "pid 1 must be listed");
+    let me = Pid::this_process().as_raw();
+    let mut pm2 = procfs_backend();
+    for start in [0, 1, 2, 3, 255, 256, 257, 258, me - 1, me, me + 1] {
+        let start = start.max(0);
+        agree(
+            "cursor",
+            || {
+                let mut v = Vec::new();
+                pm2.fill(Query::processes(), &mut v).unwrap();
+                v.retain(|p| p.as_raw() >= start);
+                v
+            },
+            || {
+                let mut buf = vec![Pid::default(); 1 << 16];
+                let n = pm.read_chunk(Query::processes(), start, &mut buf).unwrap();
+                buf.truncate(n);
+                buf
+            },
+        );
+    }
+}
