@@ -417,8 +417,9 @@ fn lock() -> Result<fs::File> {
 /// The pristine 6.12 tree (for checkpatch and friends), created if needed.
 pub fn pristine_tree(args: &KernelArgs) -> Result<PathBuf> {
     deps::ensure(args.kernel_src.is_none())?;
+    let src = source(args)?;
     let _lock = lock()?;
-    ensure_pristine(&source(args)?)
+    ensure_pristine(&src)
 }
 
 /// The `apply` worktree at the pristine base, for applying patches one by one.
@@ -441,10 +442,9 @@ pub fn configure_build(tree: &Path, build: &Path, flavor: Flavor) -> Result<()> 
 pub fn prepare(args: &KernelArgs) -> Result<Kernel> {
     let flavor = Flavor::from_args(args);
     deps::ensure(args.kernel_src.is_none())?;
+    let src = source(args)?;
     // One build at a time: concurrent xtasks share trees and build dirs.
     let _lock = lock()?;
-
-    let src = source(args)?;
     let pristine = ensure_pristine(&src)?;
     let series_hash = if flavor.has_series() {
         series_hash(&series()?)?
