@@ -20,7 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BASE_TAG: &str = "pidmap-base";
+pub const BASE_TAG: &str = "pidmap-base";
 /// Bump when the way a tree or build is produced changes, to drop old caches.
 const LAYOUT_VERSION: &str = "1";
 
@@ -430,6 +430,15 @@ pub fn apply_tree(args: &KernelArgs) -> Result<PathBuf> {
     // The next `prepare` must not trust a record of what this tree held.
     let _ = fs::remove_file(linux_dir().join("applied.series"));
     reset_apply_tree(&pristine)
+}
+
+/// The `apply` worktree as `patches edit` left it, without resetting it.
+pub fn edit_tree() -> Result<PathBuf> {
+    let tree = linux_dir().join("apply");
+    if !tree.join(".git").exists() {
+        bail!("no edit tree yet: run `cargo xtask patches edit` first");
+    }
+    Ok(tree)
 }
 
 /// Configures `build` for `flavor` from `tree` (tinyconfig + fragments).

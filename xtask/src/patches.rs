@@ -19,6 +19,14 @@ pub enum PatchesCommand {
         #[command(flatten)]
         kernel: KernelArgs,
     },
+    /// Apply the series as commits in a git tree to edit (prints its path).
+    Edit {
+        #[command(flatten)]
+        kernel: KernelArgs,
+    },
+    /// Regenerate kernel-patches/ from the edit tree with `git format-patch`.
+    /// The cover letter is kept as it is.
+    Export,
 }
 
 pub fn run(command: PatchesCommand) -> Result<()> {
@@ -30,7 +38,56 @@ pub fn run(command: PatchesCommand) -> Result<()> {
             }
             Ok(())
         }
+        PatchesCommand::Edit { kernel } => edit(&kernel),
+        PatchesCommand::Export => export(),
     }
+}
+
+fn edit(args: &KernelArgs) -> Result<()> {
+    let tree = kernel::apply_tree(args)?;
+    for patch in series()? {
+        kernel::git_am(&tree, &patch)?;
+    }
+    step(format!(
+        "the series is applied as commits on top of tag {} in\n    {}\n  edit with git (commit --amend, rebase -i), then run `cargo xtask patches export`",
+        kernel::BASE_TAG,
+        tree.display()
+    ));
+    Ok(())
+}
+
+fn export() -> Result<()> {
+    let tree = kernel::edit_tree()?;
+    let dir = crate::paths::patches_dir();
+    for old in series()? {
+        std::fs::remove_file(old)?;
+    }
+    let range = format!("{}..HEAD", kernel::BASE_TAG);
+    let names = cmd::output(
+        Command::new("git")
+            .arg("-C")
+            .arg(&tree)
+            .args(["format-patch", "-q", "--no-signature", "-o"])
+            .arg(&dir)
+            .arg(&range),
+    )?;
+    let mut series = String::new();
+    for path in names.lines() {
+        let name = std::path::Path::new(path.trim())
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        series.push_str(&name);
+        series.push('\n');
+    }
+    std::fs::write(dir.join("series"), &series)?;
+    step(format!(
+        "exported {} patches to {}",
+        series.lines().count(),
+        dir.display()
+    ));
+    Ok(())
 }
 
 /// Runs checkpatch on each patch and fails on any error or warning.
@@ -45,7 +102,7 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
             .to_string_lossy()
             .into_owned();
         let out = Command::new(tree.join("scripts/checkpatch.pl"))
-            .args(["--strict", "--no-signoff", "--terse", "--show-types"])
+            .args(["--strict", "--terse", "--show-types"])
             .arg(patch)
             .current_dir(&tree)
             .output()?;
