@@ -422,19 +422,21 @@ pub fn pristine_tree(args: &KernelArgs) -> Result<PathBuf> {
     ensure_pristine(&src)
 }
 
-/// The `apply` worktree at the pristine base, for applying patches one by one.
-/// The caller must not run concurrently with another xtask's kernel build.
-pub fn apply_tree(args: &KernelArgs) -> Result<PathBuf> {
+/// A scratch worktree `name` reset to the pristine base, for applying
+/// patches one by one (`patches edit`, `patches check --build-each`). It is
+/// not the tree `prepare` builds from, so edits there survive a qemu-test.
+pub fn scratch_tree(args: &KernelArgs, name: &str) -> Result<PathBuf> {
     let pristine = pristine_tree(args)?;
     let _lock = lock()?;
-    // The next `prepare` must not trust a record of what this tree held.
-    let _ = fs::remove_file(linux_dir().join("applied.series"));
-    reset_apply_tree(&pristine)
+    let tree = ensure_worktree(&pristine, name)?;
+    let _ = git(&tree).args(["am", "--abort"]).output();
+    run_quiet(git(&tree).args(["reset", "-q", "--hard", BASE_TAG]))?;
+    Ok(tree)
 }
 
-/// The `apply` worktree as `patches edit` left it, without resetting it.
+/// The tree `patches edit` left, without resetting it.
 pub fn edit_tree() -> Result<PathBuf> {
-    let tree = linux_dir().join("apply");
+    let tree = linux_dir().join("edit");
     if !tree.join(".git").exists() {
         bail!("no edit tree yet: run `cargo xtask patches edit` first");
     }

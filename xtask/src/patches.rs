@@ -44,7 +44,7 @@ pub fn run(command: PatchesCommand) -> Result<()> {
 }
 
 fn edit(args: &KernelArgs) -> Result<()> {
-    let tree = kernel::apply_tree(args)?;
+    let tree = kernel::scratch_tree(args, "edit")?;
     for patch in series()? {
         kernel::git_am(&tree, &patch)?;
     }
@@ -137,7 +137,7 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
 /// Builds the kernel after each patch, so a bisect never lands on a broken tree.
 fn build_each_prefix(args: &KernelArgs) -> Result<()> {
     let patches = series()?;
-    let tree = kernel::apply_tree(args)?;
+    let tree = kernel::scratch_tree(args, "prefix")?;
     let build = xtask_dir().join("linux/build-prefix");
     kernel::configure_build(&tree, &build, kernel::Flavor::Patched)?;
     for (i, patch) in patches.iter().enumerate() {
