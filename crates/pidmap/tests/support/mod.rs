@@ -18,20 +18,42 @@ pub fn syscall_required() -> bool {
     std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1")
 }
 
-/// Decide, from the kernel's answer and the requirement, whether a
-/// syscall test runs (`true`), skips (`false`, with a note), or fails
-/// (panic: required but missing). The one place that makes this call.
+/// What a syscall test does on this kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// The syscalls are there: run.
+    Run,
+    /// Absent and not required: skip with a note.
+    Skip,
+    /// Absent but `PIDMAP_REQUIRE_SYSCALL=1`: fail.
+    Fail,
+}
+
+/// The decision alone, from the kernel's answer and the requirement.
+pub fn decide(support: KernelSupport, required: bool) -> Gate {
+    match (support.is_available(), required) {
+        (true, _) => Gate::Run,
+        (false, false) => Gate::Skip,
+        (false, true) => Gate::Fail,
+    }
+}
+
+/// Whether a syscall test runs (`true`), skips (`false`, with a note), or
+/// fails (panic: required but missing). The one place that makes this
+/// call for every syscall test.
 pub fn gate(support: KernelSupport, required: bool, test: &str) -> bool {
-    if support.is_available() {
-        return true;
+    match decide(support, required) {
+        Gate::Run => true,
+        Gate::Fail => {
+            panic!("{REQUIRE_ENV}=1 but the syscall backend is unavailable in {test}: {support}")
+        }
+        Gate::Skip => {
+            note(&format!(
+                "skipping {test}: {support} (set {REQUIRE_ENV}=1 to make this fail)"
+            ));
+            false
+        }
     }
-    if required {
-        panic!("{REQUIRE_ENV}=1 but the syscall backend is unavailable in {test}: {support}");
-    }
-    note(&format!(
-        "skipping {test}: {support} (set {REQUIRE_ENV}=1 to make this fail)"
-    ));
-    false
 }
 
 /// A handle on the syscall backend, `None` (skip, with a note) when the
