@@ -456,7 +456,13 @@ static const struct pt_ids *reference(const struct call *c, const struct pt_ids 
 	return NULL;
 }
 
-static int matches(const struct pt_ids *ref, const int *v, long r, int start, unsigned int count)
+/*
+ * Are v[0..r) the first ids >= start of the reference?  A short answer
+ * (r < limit) must be the end of the listing; limit is count, or fewer when
+ * the buffer ends at a guard page (then the copy stopped at the fault).
+ */
+static int matches(const struct pt_ids *ref, const int *v, long r, int start,
+		   unsigned long limit)
 {
 	size_t i = 0;
 	long j;
@@ -467,7 +473,7 @@ static int matches(const struct pt_ids *ref, const int *v, long r, int start, un
 		if (i >= ref->n || ref->v[i] != v[j])
 			return 0;
 	/* A short answer must be the end of the listing. */
-	return (unsigned long)r == count || i == ref->n;
+	return (unsigned long)r == limit || i == ref->n;
 }
 
 static void check(struct call *c, long r, int e)
@@ -547,6 +553,7 @@ static void check(struct call *c, long r, int e)
 	if (r > 0) {
 		int v[VALID_SLOTS];
 		const struct pt_ids *ref, *alt;
+		unsigned long limit = c->count;
 		long j;
 
 		memcpy(v, c->buf, (size_t)r * sizeof(int));
@@ -557,9 +564,11 @@ static void check(struct call *c, long r, int e)
 				violation(c, r, 0, "entries not strictly ascending and >= start");
 				return;
 			}
+		if (c->slots >= 0 && (unsigned long)c->slots < limit)
+			limit = (unsigned long)c->slots;
 		ref = reference(c, &alt);
-		if (ref && !matches(ref, v, r, c->start, c->count) &&
-		    !(alt && matches(alt, v, r, c->start, c->count))) {
+		if (ref && !matches(ref, v, r, c->start, limit) &&
+		    !(alt && matches(alt, v, r, c->start, limit))) {
 			st->mismatch++;
 			violation(c, r, 0, "entries differ from the /proc reference");
 		}

@@ -10,7 +10,9 @@
  *   2. fdmap of this process (pid 0 and its own pid);
  *   3. fdmap of the busy "target" process.
  * Storm side (other processes, until the checkers are done):
- *   - a forker: fork/exit storm (some children multi-threaded);
+ *   - two forkers: fork/exit storms (3 of 4 by vfork(), which is cheap
+ *     enough under KASAN to churn pids fast; of the full fork()s, every
+ *     other child dies multi-threaded);
  *   - the target: thread create/exit storm and dup/dup2/close storm;
  *   - exec loopers: a non-leader thread execve()s /proc/self/exe with
  *     "--exec-worker", which re-enters main() as a short-lived worker that
@@ -36,6 +38,7 @@
 #define N_SLEEPERS 2		/* idle child processes of the checker */
 #define N_LOOPERS 2		/* exec-from-non-leader-thread processes */
 #define N_CHECKERS 3
+#define N_FORKERS 2		/* fork/exit storm processes */
 #define MAX_STABLE_FDS 16
 #define DUP_RANGE 800		/* dup2 targets stay below this */
 
@@ -47,10 +50,10 @@ struct shared {
 	pid_t target_tids[N_STABLE_THREADS];
 	int target_fds[MAX_STABLE_FDS];
 	int n_target_fds;
-	pid_t forker_pid;
-	volatile pid_t forker_child;	/* the forker's one stable child */
+	pid_t forker_pid[N_FORKERS];
+	volatile pid_t forker_child[N_FORKERS];	/* each forker's stable child */
 	/* Storm counters, updated with __atomic builtins. */
-	unsigned long forks, thread_spawns, execs, dupcloses;
+	unsigned long forks, vforks, thread_spawns, execs, dupcloses;
 	unsigned long storm_errors;
 };
 
@@ -69,8 +72,12 @@ static void count(unsigned long *c, unsigned long n)
 
 static void storm_error(const char *what)
 {
-	/* EAGAIN/ENOMEM under pressure are expected; report anything else. */
-	if (errno != EAGAIN && errno != ENOMEM && errno != EMFILE)
+	/*
+	 * EAGAIN/ENOMEM under pressure are expected, and so is EBUSY from
+	 * dup2() onto a slot another thread's dup() has reserved but not yet
+	 * installed.  Report anything else.
+	 */
+	if (errno != EAGAIN && errno != ENOMEM && errno != EMFILE && errno != EBUSY)
 		pt_err("storm: %s: %s", what, strerror(errno));
 	count(&sh->storm_errors, 1);
 }
@@ -89,6 +96,21 @@ static void *short_thread(void *arg)
 	return NULL;
 }
 
+static int forker_idx;	/* which forker this process is (set before fork) */
+
+/*
+ * vfork() in a frame of its own: the child only _exit()s, so the caller's
+ * locals cannot be clobbered by the child running on the shared stack.
+ */
+static __attribute__((noinline)) pid_t vfork_exit(void)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
 /* fork/exit storm: the forked set changes under PIDMAP_PROC/ALL_TASKS/CHILDREN. */
 static void forker_main(void)
 {
@@ -102,29 +124,33 @@ static void forker_main(void)
 			usleep(20000);
 		_exit(0);
 	}
-	sh->forker_child = stable;
+	sh->forker_child[forker_idx] = stable;
 	while (!sh->stop) {
-		pid_t pid = fork();
+		pid_t pid;
 
+		if (n++ & 3) {
+			pid = vfork_exit();
+		} else {
+			pid = fork();
+			if (pid == 0) {
+				/* Every other one dies multi-threaded (exit_group). */
+				if (n & 4) {
+					pthread_t t;
+
+					if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+						_exit(2);
+				}
+				_exit(0);
+			}
+		}
 		if (pid < 0) {
 			storm_error("fork");
 			usleep(1000);
 			continue;
 		}
-		if (pid == 0) {
-			/* Every 4th child dies multi-threaded (exit_group teardown). */
-			if ((n & 3) == 0) {
-				pthread_t t;
-
-				if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
-					_exit(2);
-			}
-			_exit(0);
-		}
 		if (waitpid(pid, NULL, 0) != pid)
 			storm_error("waitpid");
-		n++;
-		count(&sh->forks, 1);
+		count((n & 3) == 1 ? &sh->forks : &sh->vforks, 1);
 	}
 	if (waitpid(stable, NULL, 0) != stable)
 		pt_die("waitpid forker child");
@@ -341,7 +367,7 @@ struct side {
 };
 
 static struct side sides[N_CHECKERS];
-static pid_t children[3 + N_SLEEPERS + N_LOOPERS];
+static pid_t children[1 + N_FORKERS + N_SLEEPERS + N_LOOPERS];
 static int n_children;
 static pid_t loopers[N_LOOPERS];
 static pid_t sleepers[N_SLEEPERS];
@@ -428,7 +454,8 @@ static void *pidmap_checker(void *arg)
 		procs[np++] = 1;
 	for (i = 0; i < n_children; i++)
 		procs[np++] = children[i];
-	procs[np++] = sh->forker_child;
+	for (i = 0; i < N_FORKERS; i++)
+		procs[np++] = sh->forker_child[i];
 	/* Every stable task id: the above plus stable threads. */
 	memcpy(tasks, procs, (size_t)np * sizeof(int));
 	nt = np;
@@ -511,11 +538,12 @@ static void *pidmap_checker(void *arg)
 			expect(s, &got, "CHILDREN(self)", kids, nk);
 			break;
 		case 6:
-			/* The forker's children: one stable among a storm of short ones. */
-			if (run_enum(s, 0, sh->forker_pid, PIDMAP_CHILDREN | ik, chunk, &got,
+			/* A forker's children: one stable among a storm of short ones. */
+			i = (int)((n >> 3) % N_FORKERS);
+			if (run_enum(s, 0, sh->forker_pid[i], PIDMAP_CHILDREN | ik, chunk, &got,
 				     "CHILDREN(forker)"))
 				break;
-			tg[0] = sh->forker_child;
+			tg[0] = sh->forker_child[i];
 			expect(s, &got, "CHILDREN(forker)", tg, 1);
 			break;
 		}
@@ -632,12 +660,18 @@ int main(int argc, char **argv)
 
 	/* Fork every process before any thread exists in this one. */
 	sh->target_pid = spawn(target_main);
-	sh->forker_pid = spawn(forker_main);
+	for (i = 0; i < N_FORKERS; i++) {
+		forker_idx = i;
+		sh->forker_pid[i] = spawn(forker_main);
+	}
 	for (i = 0; i < N_SLEEPERS; i++)
 		sleepers[i] = spawn(sleeper_main);
 	for (i = 0; i < N_LOOPERS; i++)
 		loopers[i] = spawn(looper_main);
-	while (!__atomic_load_n(&sh->target_ready, __ATOMIC_ACQUIRE) || !sh->forker_child)
+	for (i = 0; i < N_FORKERS; i++)
+		while (!sh->forker_child[i])
+			usleep(10000);
+	while (!__atomic_load_n(&sh->target_ready, __ATOMIC_ACQUIRE))
 		usleep(10000);
 
 	/* Stable fds of this process: fd 0..2 may be absent in a guest. */
@@ -648,8 +682,9 @@ int main(int argc, char **argv)
 			pt_die("F_DUPFD");
 	}
 
-	pt_info("running %d s: target %d, forker %d, exec loopers %d %d",
-		seconds, sh->target_pid, sh->forker_pid, loopers[0], loopers[1]);
+	pt_info("running %d s: target %d, forkers %d %d, exec loopers %d %d",
+		seconds, sh->target_pid, sh->forker_pid[0], sh->forker_pid[1], loopers[0],
+		loopers[1]);
 	deadline = pt_now() + seconds + 0.5;	/* + the checkers' start-up */
 	/* Checker tids are stable ids too: start checking once all are known. */
 	for (i = 0; i < N_CHECKERS; i++) {
@@ -697,10 +732,10 @@ int main(int argc, char **argv)
 		errors += s->errors;
 		leaks += s->kthread_leaks;
 	}
-	storm_ops = sh->forks + sh->thread_spawns + sh->execs + sh->dupcloses;
-	printf("STRESS: side=storms forks=%lu thread_spawns=%lu execs_from_thread=%lu "
+	storm_ops = sh->forks + sh->vforks + sh->thread_spawns + sh->execs + sh->dupcloses;
+	printf("STRESS: side=storms forks=%lu vforks=%lu thread_spawns=%lu execs_from_thread=%lu "
 	       "dup_close=%lu storm_errors=%lu\n",
-	       sh->forks, sh->thread_spawns, sh->execs, sh->dupcloses, sh->storm_errors);
+	       sh->forks, sh->vforks, sh->thread_spawns, sh->execs, sh->dupcloses, sh->storm_errors);
 	splats = pt_new_splats(splats0);
 	printf("RELIABILITY: name=stress seconds=%d ops=%lu enumerations=%lu faults=%lu "
 	       "inputs=0 dups=%lu misses=%lu order=%lu overrun=%lu errors=%lu "
@@ -712,7 +747,7 @@ int main(int argc, char **argv)
 	if (dups || misses || exec_misses || order || overrun || errors || leaks || splats > 0)
 		failed = 1;
 	/* A run where a side did nothing proves nothing. */
-	if (!sh->forks || !sh->thread_spawns || !sh->execs || !sh->dupcloses) {
+	if (!sh->forks || !sh->vforks || !sh->thread_spawns || !sh->execs || !sh->dupcloses) {
 		pt_err("a storm side made no progress");
 		failed = 1;
 	}
