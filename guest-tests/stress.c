@@ -29,10 +29,19 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #define N_STABLE_THREADS 4	/* target threads alive for the whole run */
+/*
+ * Blocked threads that bring the target to 256 +- 2 threads while the
+ * spawners churn: pidmap(PIDMAP_TASKS) selects from the thread list up to
+ * 256 threads and walks the pid IDR above that, so consecutive calls of
+ * one enumeration keep switching between the two paths.
+ */
+#define N_BULK_THREADS 247
+#define MAX_TARGET_TIDS (N_STABLE_THREADS + N_BULK_THREADS)
 #define N_SPAWNERS 2		/* target threads doing create/join storms */
 #define N_DUPPERS 2		/* target threads doing dup/close storms */
 #define N_SLEEPERS 2		/* idle child processes of the checker */
@@ -47,7 +56,8 @@ struct shared {
 	volatile int stop;		/* storms and sleepers end */
 	volatile int target_ready;
 	pid_t target_pid;
-	pid_t target_tids[N_STABLE_THREADS];
+	pid_t target_tids[MAX_TARGET_TIDS];	/* its threads alive throughout */
+	int n_target_tids;
 	int target_fds[MAX_STABLE_FDS];
 	int n_target_fds;
 	pid_t forker_pid[N_FORKERS];
@@ -87,6 +97,18 @@ static void *idle_thread(void *arg)
 	(void)arg;
 	while (!sh->stop)
 		usleep(20000);
+	return NULL;
+}
+
+static int bulk_pipe[2];	/* EOF releases the target's blocked threads */
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(bulk_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
 	return NULL;
 }
 
@@ -239,6 +261,8 @@ static void target_main(void)
 {
 	static const int wanted[] = { 5, 17, 64, 100, 255, 256, 511, 700 };
 	pthread_t stable[N_STABLE_THREADS], spawn[N_SPAWNERS], dupper[N_DUPPERS];
+	static pthread_t bulk[N_BULK_THREADS];
+	pthread_attr_t small;
 	struct rlimit rl;
 	int i, null_fd;
 
@@ -271,7 +295,21 @@ static void target_main(void)
 	for (i = 0; i < N_STABLE_THREADS; i++)
 		if (pthread_create(&stable[i], NULL, idle_thread, NULL))
 			pt_die("pthread_create stable");
-	/* The tids are only known inside the threads: read them from /proc. */
+	if (pipe(bulk_pipe) || pthread_attr_init(&small) ||
+	    pthread_attr_setstacksize(&small, 1024 * 1024))
+		pt_die("bulk thread setup");
+	for (i = 0; i < N_BULK_THREADS; i++) {
+		int e = pthread_create(&bulk[i], &small, blocked_thread, NULL);
+
+		if (e) {
+			errno = e;	/* pthread_create does not set it */
+			pt_die("pthread_create bulk %d", i);
+		}
+	}
+	/*
+	 * The tids are only known inside the threads: read them from /proc
+	 * now, before any churn starts, so every one listed is stable.
+	 */
 	{
 		struct pt_ids tids = { 0 };
 		char path[64];
@@ -281,11 +319,12 @@ static void target_main(void)
 		snprintf(path, sizeof(path), "/proc/%d/task", getpid());
 		if (pt_readdir_ids(path, &tids))
 			pt_die("readdir %s", path);
-		for (j = 0; j < tids.n && n < N_STABLE_THREADS; j++)
+		for (j = 0; j < tids.n && n < MAX_TARGET_TIDS; j++)
 			if (tids.v[j] != getpid())
 				sh->target_tids[n++] = tids.v[j];
-		if (n != N_STABLE_THREADS)
+		if (n != MAX_TARGET_TIDS)
 			pt_die("target: found %d stable threads", n);
+		sh->n_target_tids = n;
 		pt_ids_free(&tids);
 	}
 	for (i = 0; i < N_SPAWNERS; i++)
@@ -302,6 +341,9 @@ static void target_main(void)
 		pthread_join(dupper[i], NULL);
 	for (i = 0; i < N_STABLE_THREADS; i++)
 		pthread_join(stable[i], NULL);
+	close(bulk_pipe[1]);
+	for (i = 0; i < N_BULK_THREADS; i++)
+		pthread_join(bulk[i], NULL);
 	_exit(0);
 }
 
@@ -442,7 +484,8 @@ static void *pidmap_checker(void *arg)
 {
 	struct side *s = arg;
 	struct pt_ids got = { 0 };
-	int procs[16], tasks[32], kids[16];
+	static int tasks[32 + MAX_TARGET_TIDS];
+	int procs[16], kids[16];
 	int np = 0, nt = 0, nk = 0, i;
 	unsigned long n = 0;
 	pid_t me = getpid();
@@ -459,7 +502,7 @@ static void *pidmap_checker(void *arg)
 	/* Every stable task id: the above plus stable threads. */
 	memcpy(tasks, procs, (size_t)np * sizeof(int));
 	nt = np;
-	for (i = 0; i < N_STABLE_THREADS; i++)
+	for (i = 0; i < sh->n_target_tids; i++)
 		tasks[nt++] = sh->target_tids[i];
 	for (i = 0; i < N_CHECKERS; i++)
 		tasks[nt++] = checker_tids[i];
@@ -470,7 +513,7 @@ static void *pidmap_checker(void *arg)
 		unsigned int chunk = pick_chunk(n);
 		unsigned int ik = (n & 1) ? PIDMAP_IGNORE_KTHREADS : 0;
 		int mode = (int)((n >> 1) % 7);
-		int tg[1 + N_STABLE_THREADS];
+		int tg[1];
 		const char *what;
 
 		n++;
@@ -511,8 +554,8 @@ static void *pidmap_checker(void *arg)
 				     "TASKS(target)"))
 				break;
 			tg[0] = sh->target_pid;
-			memcpy(tg + 1, sh->target_tids, sizeof(sh->target_tids));
-			expect(s, &got, "TASKS(target)", tg, 1 + N_STABLE_THREADS);
+			expect(s, &got, "TASKS(target)", tg, 1);
+			expect(s, &got, "TASKS(target)", sh->target_tids, sh->n_target_tids);
 			break;
 		case 3:
 			if (run_enum(s, 0, 0, PIDMAP_TASKS | ik, chunk, &got, "TASKS(self)"))
@@ -589,12 +632,19 @@ static void *fdmap_target_checker(void *arg)
 
 static pid_t spawn(void (*fn)(void))
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 
 	if (pid < 0)
 		pt_die("fork");
-	if (pid == 0)
+	if (pid == 0) {
+		/* If the checker dies (alarm, pt_die), the storms must not run on. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+			pt_die("PR_SET_PDEATHSIG");
+		if (getppid() != parent)
+			_exit(1);
 		fn();	/* never returns */
+	}
 	children[n_children++] = pid;
 	return pid;
 }
@@ -671,8 +721,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < N_FORKERS; i++)
 		while (!sh->forker_child[i])
 			usleep(10000);
-	while (!__atomic_load_n(&sh->target_ready, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&sh->target_ready, __ATOMIC_ACQUIRE)) {
+		/* A target that died in its setup would leave us waiting. */
+		if (waitpid(sh->target_pid, NULL, WNOHANG) == sh->target_pid)
+			pt_die("the target process died during setup");
 		usleep(10000);
+	}
 
 	/* Stable fds of this process: fd 0..2 may be absent in a guest. */
 	self_fds[0] = memfd;
