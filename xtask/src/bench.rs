@@ -64,27 +64,30 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let label = format!("bench-{flavor}");
     let (outcome, log) = qemu::run_in_guest(&args.kernel, &[bin], &command, &label)?;
     let status = qemu::guest_exit_status(&outcome)?;
+    // A run that failed part-way (a listing that disagreed with /proc)
+    // still prints what it measured, then fails.
+    let results = extract_json(&log);
+    if let Ok(results) = &results {
+        println!();
+        println!(
+            "Kernel: {flavor} 6.12 under QEMU, log {}",
+            outcome.log.display()
+        );
+        println!();
+        print!("{}", markdown_table(results));
+    }
+    if let (Some(path), Ok(results)) = (&args.json, &results) {
+        let text = serde_json::to_string_pretty(&Value::Object(results.clone()))? + "\n";
+        fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        step(format!("wrote {}", path.display()));
+    }
     if status != 0 {
         bail!(
             "pidmap-bench exited with status {status} in the guest; see {}",
             outcome.log.display()
         );
     }
-    let results = extract_json(&log)
-        .with_context(|| format!("no benchmark results in {}", outcome.log.display()))?;
-
-    println!();
-    println!(
-        "Kernel: {flavor} 6.12 under QEMU, log {}",
-        outcome.log.display()
-    );
-    println!();
-    print!("{}", markdown_table(&results));
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&Value::Object(results))? + "\n";
-        fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        step(format!("wrote {}", path.display()));
-    }
+    results.with_context(|| format!("no benchmark results in {}", outcome.log.display()))?;
     Ok(())
 }
 
@@ -164,7 +167,9 @@ fn markdown_table(results: &Map<String, Value>) -> String {
         let target = num(v, "target").map_or_else(String::new, |t| {
             format!("{}{t}×", if lower { "≤ " } else { "≥ " })
         });
+        let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
         let met = match v.get("met").and_then(Value::as_bool) {
+            _ if !agree => "**ids disagree**",
             Some(true) => "yes",
             Some(false) => "**no**",
             None => "n/a",
