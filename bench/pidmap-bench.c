@@ -79,9 +79,14 @@
 static int idbuf[IDBUF_CAP];
 static int idbuf2[IDBUF_CAP];
 
-/* getdents64 buffer of the counting pass: the size glibc's opendir uses. */
+/*
+ * getdents64 buffers of the counting pass, the size glibc's opendir uses:
+ * one per nesting level (/proc, then /proc/PID/task inside it).
+ */
 #define DENTS_BUF 32768
-static char dentsbuf[DENTS_BUF];
+#define DENTS_DEPTH 2
+static char dentsbuf[DENTS_DEPTH][DENTS_BUF];
+static int dents_depth;
 
 static struct {
 	bool quick;
@@ -168,14 +173,22 @@ struct cost {
 	long bytes;
 };
 
-/* Raw-syscall listing of one directory: calls fn(id) for numeric names. */
+/*
+ * Raw-syscall listing of one directory: calls fn(id) for numeric names.
+ * fn may list a directory in turn (one level deep): each level has its own
+ * buffer.
+ */
 static long raw_list_dir(const char *path, struct cost *c, bool tolerate_gone,
 			 void (*fn)(int id, void *arg, struct cost *c), void *arg)
 {
 	struct stat st;
 	long n = 0;
+	char *buf;
 	int fd;
 
+	if (dents_depth == DENTS_DEPTH)
+		die("raw_list_dir: nested too deep");
+	buf = dentsbuf[dents_depth];
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY);
 	c->syscalls++;
 	if (fd < 0) {
@@ -186,8 +199,9 @@ static long raw_list_dir(const char *path, struct cost *c, bool tolerate_gone,
 	if (fstat(fd, &st))
 		die("fstat %s: %m", path);
 	c->syscalls++;
+	dents_depth++;
 	for (;;) {
-		long len = syscall(SYS_getdents64, fd, dentsbuf, sizeof(dentsbuf));
+		long len = syscall(SYS_getdents64, fd, buf, DENTS_BUF);
 		long off;
 
 		c->syscalls++;
@@ -197,7 +211,7 @@ static long raw_list_dir(const char *path, struct cost *c, bool tolerate_gone,
 			break;
 		c->bytes += len;
 		for (off = 0; off < len;) {
-			struct dirent64 *d = (struct dirent64 *)(dentsbuf + off);
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			int id = parse_id(d->d_name);
 
 			if (id >= 0) {
@@ -208,6 +222,7 @@ static long raw_list_dir(const char *path, struct cost *c, bool tolerate_gone,
 			off += d->d_reclen;
 		}
 	}
+	dents_depth--;
 	if (close(fd))
 		die("close %s: %m", path);
 	c->syscalls++;
@@ -722,7 +737,7 @@ static bool check_agree(const char *name, long base, long new,
 		return true;
 	fflush(stdout);
 	fprintf(stderr,
-		"pidmap-bench: ERROR: %s: /proc saw %ld ids but the syscall returned %ld (slack %ld)\n",
+		"pidmap-bench: ERROR: %s: the /proc counting pass saw %ld ids, the other listing %ld (slack %ld)\n",
 		name, base, new, slack);
 	mismatch_report(what);
 	failures++;
