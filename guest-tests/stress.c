@@ -48,7 +48,7 @@
 #define N_LOOPERS 2		/* exec-from-non-leader-thread processes */
 #define N_CHECKERS 3
 #define N_FORKERS 2		/* fork/exit storm processes */
-#define MAX_STABLE_FDS 16
+#define MAX_STABLE_FDS 16	/* 8 fixed numbers, the bulk pipe, the memfd */
 #define DUP_RANGE 800		/* dup2 targets stay below this */
 
 /* Lives in a memfd so exec'd workers can map it again by fd number. */
@@ -287,6 +287,14 @@ static void target_main(void)
 			pt_die("dup2 stable fd %d", wanted[i]);
 		sh->target_fds[sh->n_target_fds++] = wanted[i];
 	}
+	/*
+	 * The bulk threads' pipe is stable too, and must be: a dup2() of the
+	 * storm landing on it would close it and end those threads.
+	 */
+	if (pipe(bulk_pipe))
+		pt_die("pipe");
+	sh->target_fds[sh->n_target_fds++] = bulk_pipe[0];
+	sh->target_fds[sh->n_target_fds++] = bulk_pipe[1];
 	/* memfd is inherited and untouched: stable too (and used as dup source). */
 	sh->target_fds[sh->n_target_fds++] = memfd;
 	if (close(null_fd))
@@ -295,7 +303,7 @@ static void target_main(void)
 	for (i = 0; i < N_STABLE_THREADS; i++)
 		if (pthread_create(&stable[i], NULL, idle_thread, NULL))
 			pt_die("pthread_create stable");
-	if (pipe(bulk_pipe) || pthread_attr_init(&small) ||
+	if (pthread_attr_init(&small) ||
 	    pthread_attr_setstacksize(&small, 1024 * 1024))
 		pt_die("bulk thread setup");
 	for (i = 0; i < N_BULK_THREADS; i++) {
