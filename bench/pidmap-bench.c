@@ -505,27 +505,49 @@ static double median(double *v, int n)
 }
 
 /*
- * Time @a and @b (either may be NULL: not available), interleaved: each
- * round samples both, alternating which goes first.
+ * Time the @n sides of @v (NULL entries: not available), interleaved: each
+ * round samples every side, rotating which goes first.
  */
+static void run_sides(struct side **v, int n)
+{
+	int r, i;
+
+	for (i = 0; i < n; i++)
+		if (v[i])
+			calibrate(v[i]);
+	for (r = 0; r < opt.rounds; r++)
+		for (i = 0; i < n; i++) {
+			struct side *s = v[(r + i) % n];
+
+			if (s)
+				s->samples[r] = sample(s);
+		}
+}
+
+/* Time @a against @b (NULL: not available); medians in *ma and *mb. */
 static void run_pair(struct side *a, struct side *b, double *ma, double *mb)
 {
-	int r;
+	struct side *v[2] = { a, b };
 
-	if (a)
-		calibrate(a);
-	if (b)
-		calibrate(b);
-	for (r = 0; r < opt.rounds; r++) {
-		struct side *first = r % 2 ? b : a, *second = r % 2 ? a : b;
-
-		if (first)
-			first->samples[r] = sample(first);
-		if (second)
-			second->samples[r] = sample(second);
-	}
+	run_sides(v, 2);
 	*ma = a ? median(a->samples, opt.rounds) : -1;
 	*mb = b ? median(b->samples, opt.rounds) : -1;
+}
+
+/*
+ * A fixed reference workload: 64 getppid() calls.  The tgid_scale case
+ * cannot interleave idle and loaded (100k threads take minutes to create),
+ * so it times this alongside both phases to see how much the machine's
+ * speed drifted between them (other guests and builds share the host).
+ */
+static long ref_syscalls(void *unused)
+{
+	int i;
+
+	(void)unused;
+	for (i = 0; i < 64; i++)
+		sink = syscall(SYS_getppid);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -542,7 +564,7 @@ struct result {
 	long new_entries;		/* ids the syscall returned */
 	bool agree;			/* both sides saw the same ids */
 	long base_iters, new_iters;
-	char extra[160];		/* extra JSON members, "" or ", ..." */
+	char extra[320];		/* extra JSON members, "" or ", ..." */
 };
 
 static struct result results[16];
@@ -1252,9 +1274,13 @@ static void case_tgid_scale(void)
 {
 	struct side idle_r = { .fn = walk_proc_root }, load_r = idle_r;
 	struct side idle_p = { .fn = new_procs }, load_p = idle_p;
+	struct side ref_i = { .fn = ref_syscalls }, ref_l = ref_i;
+	struct side *idle[3] = { &idle_r, have_pidmap ? &idle_p : NULL, &ref_i };
+	struct side *load[3] = { &load_r, have_pidmap ? &load_p : NULL, &ref_l };
 	struct result *rr, *rp = NULL;
+	double drift;
 	struct cost ci = { 0 }, cl = { 0 };
-	double dummy, secs;
+	double secs;
 	long got, procs;
 	pid_t holder;
 	bool agree;
@@ -1263,7 +1289,7 @@ static void case_tgid_scale(void)
 	if (!want_case("tgid_scale_100k_threads"))
 		return;
 	note("tgid_scale_100k_threads: idle ...\n");
-	run_pair(&idle_r, have_pidmap ? &idle_p : NULL, &dummy, &dummy);
+	run_sides(idle, 3);
 	procs = walk_proc_root(NULL);
 	cost_proc_root(&ci);
 
@@ -1277,7 +1303,8 @@ static void case_tgid_scale(void)
 		     got, opt.threads);
 
 	note("tgid_scale_100k_threads: loaded ...\n");
-	run_pair(&load_r, have_pidmap ? &load_p : NULL, &dummy, &dummy);
+	run_sides(load, 3);
+	drift = median(ref_l.samples, opt.rounds) / median(ref_i.samples, opt.rounds);
 	cost_proc_root(&cl);
 	agree = check_agree("tgid_scale (readdir)", procs, load_r.entries,
 			    LIST_PROCS);
@@ -1316,10 +1343,24 @@ static void case_tgid_scale(void)
 		rp->new_iters = load_p.iters;
 	}
 	snprintf(rr->extra, sizeof(rr->extra),
-		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f",
-		 got + 1, opt.threads, secs);
-	if (rp)
-		snprintf(rp->extra, sizeof(rp->extra), "%s", rr->extra);
+		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
+		 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
+		 "\"ratio_drift_corrected\": %.3f",
+		 got + 1, opt.threads, secs, median(ref_i.samples, opt.rounds),
+		 median(ref_l.samples, opt.rounds), drift, rr->ratio / drift);
+	note("  reference workload: loaded/idle %.3f (host speed drift); "
+	     "readdir %.3f -> %.3f drift-corrected\n", drift, rr->ratio,
+	     rr->ratio / drift);
+	if (rp) {
+		snprintf(rp->extra, sizeof(rp->extra),
+			 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
+			 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
+			 "\"ratio_drift_corrected\": %.3f",
+			 got + 1, opt.threads, secs, median(ref_i.samples, opt.rounds),
+			 median(ref_l.samples, opt.rounds), drift, rp->ratio / drift);
+		note("  pidmap %.3f -> %.3f drift-corrected\n", rp->ratio,
+		     rp->ratio / drift);
+	}
 
 	t0 = now_ns();
 	if (kill(holder, SIGKILL))
