@@ -425,6 +425,21 @@ static pid_t checker_tids[N_CHECKERS];
 static int self_fds[4];
 static int have_kthreadd;
 static volatile int checkers_go;	/* set once every checker tid is known */
+/*
+ * Checker tids are stable ids: no checker may exit while another is still
+ * in its last enumeration, so they leave together.
+ */
+static pthread_barrier_t checkers_done;
+
+static void checker_finish(void)
+{
+	int e = pthread_barrier_wait(&checkers_done);
+
+	if (e && e != PTHREAD_BARRIER_SERIAL_THREAD) {
+		errno = e;
+		pt_die("pthread_barrier_wait");
+	}
+}
 
 /* Publish this checker's tid, then wait until all are known. */
 static void checker_start(int idx)
@@ -438,7 +453,8 @@ static void report_miss(struct side *s, const char *what, int id, size_t n)
 {
 	/* Print the first few only: a broken kernel would flood the console. */
 	if (s->misses + s->exec_misses <= 10)
-		pt_err("%s: stable id %d missing from %s (listed %zu ids)", s->name, id, what, n);
+		pt_err("%s: stable id %d missing from %s (listed %zu ids, %.2f s before the end)",
+		       s->name, id, what, n, deadline - pt_now());
 }
 
 static void expect(struct side *s, const struct pt_ids *got, const char *what,
@@ -600,6 +616,7 @@ static void *pidmap_checker(void *arg)
 		}
 	}
 	pt_ids_free(&got);
+	checker_finish();
 	return NULL;
 }
 
@@ -619,6 +636,7 @@ static void *fdmap_self_checker(void *arg)
 		n++;
 	}
 	pt_ids_free(&got);
+	checker_finish();
 	return NULL;
 }
 
@@ -635,6 +653,7 @@ static void *fdmap_target_checker(void *arg)
 		n++;
 	}
 	pt_ids_free(&got);
+	checker_finish();
 	return NULL;
 }
 
@@ -748,6 +767,8 @@ int main(int argc, char **argv)
 		seconds, sh->target_pid, sh->forker_pid[0], sh->forker_pid[1], loopers[0],
 		loopers[1]);
 	deadline = pt_now() + seconds + 0.5;	/* + the checkers' start-up */
+	if (pthread_barrier_init(&checkers_done, NULL, N_CHECKERS))
+		pt_die("pthread_barrier_init");
 	/* Checker tids are stable ids too: start checking once all are known. */
 	for (i = 0; i < N_CHECKERS; i++) {
 		int e;
@@ -761,6 +782,7 @@ int main(int argc, char **argv)
 		while (!__atomic_load_n(&checker_tids[i], __ATOMIC_ACQUIRE))
 			usleep(1000);
 	}
+	pt_info("checker tids %d %d %d", checker_tids[0], checker_tids[1], checker_tids[2]);
 	__atomic_store_n(&checkers_go, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < N_CHECKERS; i++)
 		pthread_join(thr[i], NULL);
