@@ -40,6 +40,32 @@ fn suite(args: &KernelArgs) -> Result<()> {
     }
 }
 
+/// Renders each man page and fails on any groff warning.
+fn lint_man_pages() -> Result<()> {
+    crate::deps::ensure(false)?;
+    let dir = workspace_root().join("man");
+    let mut pages: Vec<_> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "2"))
+        .collect();
+    pages.sort();
+    if pages.is_empty() {
+        bail!("no man pages in {}", dir.display());
+    }
+    for page in &pages {
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(page)
+            .output()?;
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() || !warnings.trim().is_empty() {
+            bail!("{} does not render cleanly:\n{warnings}", page.display());
+        }
+        step(format!("{}: renders with no warnings", page.display()));
+    }
+    Ok(())
+}
+
 pub fn test_all(args: &TestAllArgs) -> Result<()> {
     type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
     let mut stages: Vec<Stage> = vec![
@@ -61,6 +87,7 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             }),
         ),
         ("cargo test", Box::new(|| cargo(&["test", "--workspace"]))),
+        ("man pages (groff -ww)", Box::new(lint_man_pages)),
     ];
     if !args.host_only {
         stages.push((
@@ -104,6 +131,8 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             if *ok { "ok  " } else { "FAIL" }
         );
     }
+    let passed = timings.iter().filter(|(_, _, ok)| *ok).count();
+    println!("stages: {passed} passed, {} failed", timings.len() - passed);
     match failure {
         Some(why) => bail!("{why}"),
         None => Ok(()),

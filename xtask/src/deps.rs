@@ -36,6 +36,8 @@ const BUILD: &[Requirement] = &[
     req("/usr/include/openssl/opensslv.h", "libssl-dev"),
     // glibc's static archives, for the static guest programs.
     req("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+    // test-all lints the man pages.
+    req("/usr/bin/groff", "groff-base"),
 ];
 
 /// What the guest needs: the emulator, the initramfs packer and a static shell.
