@@ -102,7 +102,7 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
             .to_string_lossy()
             .into_owned();
         let out = Command::new(tree.join("scripts/checkpatch.pl"))
-            .args(["--strict", "--terse", "--show-types"])
+            .args(["--strict", "--show-types"])
             .arg(patch)
             .current_dir(&tree)
             .output()?;
@@ -110,14 +110,12 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
         let total = text
             .lines()
             .find(|l| l.starts_with("total:"))
-            .unwrap_or("total: (no summary)")
+            .unwrap_or("total: (checkpatch printed no summary)")
             .to_string();
         step(format!("{name}: {total}"));
-        for line in text.lines().filter(|l| !l.starts_with("total:")) {
-            eprintln!("    {line}");
-        }
         let clean = total.contains(" 0 errors, 0 warnings");
         if !clean {
+            eprint!("{text}");
             dirty.push(name);
         }
     }
