@@ -227,24 +227,35 @@ fn initramfs_for(
     stage.pack()
 }
 
-/// `cargo xtask qemu-test`: the whole guest suite; exit 0 only if all passed
-/// and the kernel log is clean.
-pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
-    let kernel = kernel::prepare(args)?;
-    let label = format!("test-{}", kernel.flavor.name());
-    let initramfs = initramfs_for(&kernel, &Mode::Test, &label, |stage| {
-        guest::test_payload(stage, &kernel)
-    })?;
-    let outcome = boot(
+/// Packs the initramfs for `mode` (plus `extra`) and boots it headless.
+fn boot_headless(
+    kernel: &Kernel,
+    args: &KernelArgs,
+    mode: &Mode,
+    label: &str,
+    extra: impl FnOnce(&Stage) -> Result<()>,
+) -> Result<Outcome> {
+    let initramfs = initramfs_for(kernel, mode, label, extra)?;
+    boot(
         &Boot {
-            kernel: &kernel,
+            kernel,
             initramfs,
             memory: args.memory,
             interactive: false,
         },
         Duration::from_secs(args.timeout),
-        &label,
-    )?;
+        label,
+    )
+}
+
+/// `cargo xtask qemu-test`: the whole guest suite; exit 0 only if all passed
+/// and the kernel log is clean.
+pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
+    let kernel = kernel::prepare(args)?;
+    let label = format!("test-{}", kernel.flavor.name());
+    let outcome = boot_headless(&kernel, args, &Mode::Test, &label, |stage| {
+        guest::test_payload(stage, &kernel)
+    })?;
     Ok(report_suite(&outcome))
 }
 
@@ -294,20 +305,10 @@ pub fn qemu_run(args: &KernelArgs, add: &[PathBuf], command: &[String]) -> Resul
     let kernel = kernel::prepare(args)?;
     let label = format!("run-{}", kernel.flavor.name());
     let mode = Mode::Run(guest::shell_quote(command));
-    let initramfs = initramfs_for(&kernel, &mode, &label, |stage| {
+    let outcome = boot_headless(&kernel, args, &mode, &label, |stage| {
         guest::add_cli(stage)?;
         guest::add_user_files(stage, add)
     })?;
-    let outcome = boot(
-        &Boot {
-            kernel: &kernel,
-            initramfs,
-            memory: args.memory,
-            interactive: false,
-        },
-        Duration::from_secs(args.timeout),
-        &label,
-    )?;
     guest_exit_status(&outcome)
 }
 
@@ -340,19 +341,9 @@ pub fn run_in_guest(
 ) -> Result<(Outcome, String)> {
     let kernel = kernel::prepare(args)?;
     let mode = Mode::Run(guest::shell_quote(command));
-    let initramfs = initramfs_for(&kernel, &mode, label, |stage| {
+    let outcome = boot_headless(&kernel, args, &mode, label, |stage| {
         guest::add_user_files(stage, add)
     })?;
-    let outcome = boot(
-        &Boot {
-            kernel: &kernel,
-            initramfs,
-            memory: args.memory,
-            interactive: false,
-        },
-        Duration::from_secs(args.timeout),
-        label,
-    )?;
     let log = fs::read_to_string(&outcome.log)?;
     Ok((outcome, log))
 }
