@@ -219,8 +219,11 @@ fn ensure_pristine(src: &Source) -> Result<PathBuf> {
         return Ok(pristine);
     }
     // A new source invalidates every tree and build made from the old one.
-    if linux_dir().exists() {
+    let has_old = fs::read_dir(linux_dir()).is_ok_and(|mut d| d.next().is_some());
+    if has_old {
         step("kernel source changed: discarding old trees and builds");
+    }
+    if linux_dir().exists() {
         fs::remove_dir_all(linux_dir())?;
     }
     fs::create_dir_all(&pristine)?;
