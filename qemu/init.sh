@@ -80,7 +80,7 @@ run)
 	finish $?
 	;;
 shell)
-	echo "pidmap guest: kernel $PIDMAP_KERNEL $(uname -r); 'poweroff -f' or Ctrl-A X to leave"
+	echo "pidmap guest: kernel $PIDMAP_KERNEL $(uname -r); 'exit' or Ctrl-A X to leave"
 	setsid cttyhack sh -l
 	finish 0
 	;;

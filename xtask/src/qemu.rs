@@ -361,7 +361,7 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
     };
     let status_file = xtask_dir().join("logs").join(format!("{label}.status"));
     fs::create_dir_all(xtask_dir().join("logs"))?;
-    step("booting an interactive guest; leave with `poweroff -f` or Ctrl-A X");
+    step("booting an interactive guest; leave with `exit` or Ctrl-A X");
     boot.command(&status_file)
         .status()
         .context("cannot start qemu-system-x86_64")?;
