@@ -290,3 +290,35 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Forks a child that drops to uid/gid 65534 and asks `pm` for the fds of
+/// `target` (a root process), which must be refused with `PermissionDenied`.
+/// `pm` and the buffer are set up before the fork, so the child allocates
+/// nothing. Shared by the fallback and the syscall tests so both backends
+/// face the same check.
+pub fn assert_fds_denied_to_nobody(pm: &mut Pidmap, target: Pid) {
+    let mut v: Vec<i32> = Vec::with_capacity(4096);
+    let code = in_child(|| {
+        // SAFETY: dropping privileges in the child only.
+        unsafe {
+            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                return 10;
+            }
+        }
+        match pm.fill_fds(target, &mut v) {
+            Err(Error::PermissionDenied(p)) if p == target => 0,
+            Err(e) => {
+                note(&format!("child as uid 65534: {e:?}"));
+                11
+            }
+            Ok(()) => {
+                note(&format!("child as uid 65534 listed {v:?}"));
+                12
+            }
+        }
+    });
+    assert_eq!(
+        code, 0,
+        "child exit code (10 setuid, 11 other error, 12 allowed)"
+    );
+}
