@@ -3,10 +3,10 @@
  * forkcost: what marking thread-group leaders in the pid IDR costs fork and
  * exit. Times a fork()+exit()+waitpid() loop and a pthread_create()+join()
  * loop, interleaved round by round, and prints the median ns per iteration
- * of each. Run it on the patched and on the unpatched kernel and compare:
- *
- *   cargo xtask qemu-run --add target/forkcost -- /add/forkcost
- *   cargo xtask qemu-run --unpatched --add target/forkcost -- /add/forkcost
+ * of each. `cargo xtask forkcost` runs it on the patched and on the
+ * unpatched kernel, alternating boots, and compares; by default the guest
+ * clock counts instructions (QEMU -icount), so a "ns" here is then one
+ * instruction and boots repeat their counts.
  *
  * The mark is set inside the existing pidmap_lock section of alloc_pid()
  * and cleared in free_pid(), so any cost shows up in these two loops.

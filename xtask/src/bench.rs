@@ -62,7 +62,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     command.extend(args.extra.iter().cloned());
     let label = format!("bench-{flavor}");
-    let (outcome, log) = qemu::run_in_guest(&args.kernel, &[bin], &command, &label)?;
+    let (outcome, log) = qemu::run_in_guest(
+        &args.kernel,
+        qemu::GuestClock::Host,
+        &[bin],
+        &command,
+        &label,
+    )?;
     let status = qemu::guest_exit_status(&outcome)?;
     // A run that failed part-way (a listing that disagreed with /proc)
     // still prints what it measured, then fails.

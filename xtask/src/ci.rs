@@ -102,6 +102,19 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             "qemu-test (unpatched: crate fallback)",
             Box::new(|| suite(&kernel(false, true))),
         ));
+        // Deterministic instruction counts, so a gate cannot flake on host
+        // noise; both kernels are built and cached by the stages above.
+        stages.push((
+            "forkcost --check (fork/exit cost < 3 %)",
+            Box::new(|| {
+                crate::forkcost::run(&crate::forkcost::ForkcostArgs {
+                    boots: 2,
+                    wall_clock: false,
+                    check: true,
+                    kernel_src: None,
+                })
+            }),
+        ));
         if !args.no_debug {
             stages.push((
                 "qemu-test --debug",

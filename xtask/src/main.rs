@@ -9,6 +9,7 @@ mod bench;
 mod ci;
 mod deps;
 mod docs;
+mod forkcost;
 mod guest;
 mod kernel;
 mod patches;
@@ -42,6 +43,8 @@ enum Command {
     },
     /// Run the guest benchmarks side by side in one boot and print the table.
     Bench(bench::BenchArgs),
+    /// What the series costs fork+exit and pthread_create+join, patched vs unpatched.
+    Forkcost(forkcost::ForkcostArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -94,6 +97,7 @@ fn main() {
         Command::QemuShell(args) => qemu::qemu_shell(&args).map(|()| 0),
         Command::Patches { command } => patches::run(command).map(|()| 0),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
+        Command::Forkcost(args) => forkcost::run(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
     };

@@ -53,16 +53,32 @@ fn accelerator() -> (&'static str, &'static str) {
     }
 }
 
+/// What the guest's clock counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum GuestClock {
+    /// Real time, on KVM where it works, else TCG: two vCPUs.
+    Host,
+    /// Instructions: TCG with `-icount shift=0` ticks the guest clock one
+    /// nanosecond per instruction, so a guest "ns" is an instruction. With
+    /// KASLR and mmap randomisation off and one vCPU, a boot is
+    /// deterministic: the same kernel and payload give the same counts every
+    /// time, which host noise cannot disturb.
+    Instructions,
+}
+
 struct Boot<'a> {
     kernel: &'a Kernel,
     initramfs: PathBuf,
     memory: u32,
     interactive: bool,
+    clock: GuestClock,
 }
+
+const KERNEL_CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 \
+     softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on";
 
 impl Boot<'_> {
     fn command(&self, status_file: &Path) -> Command {
-        let (accel, cpu) = accelerator();
         let mut cmd = Command::new("qemu-system-x86_64");
         cmd.args([
             "-nodefaults",
@@ -70,30 +86,38 @@ impl Boot<'_> {
             "-display",
             "none",
             "-no-reboot",
-        ])
-        .args(["-accel", accel, "-cpu", cpu, "-smp", "2"])
-        .arg("-m")
-        .arg(self.memory.to_string())
-        .arg("-kernel")
-        .arg(self.kernel.bzimage())
-        .arg("-initrd")
-        .arg(&self.initramfs)
-        .args([
-            "-append",
-            "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 softlockup_panic=1 \
-                 hung_task_panic=1 printk.devkmsg=on",
-        ])
-        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
-        .args([
-            "-serial",
-            if self.interactive {
-                "mon:stdio"
-            } else {
-                "stdio"
-            },
-        ])
-        .arg("-serial")
-        .arg(format!("file:{}", status_file.display()));
+        ]);
+        let mut cmdline = KERNEL_CMDLINE.to_string();
+        match self.clock {
+            GuestClock::Host => {
+                let (accel, cpu) = accelerator();
+                cmd.args(["-accel", accel, "-cpu", cpu, "-smp", "2"]);
+            }
+            GuestClock::Instructions => {
+                cmd.args(["-accel", "tcg", "-cpu", "max", "-smp", "1"])
+                    .args(["-icount", "shift=0,sleep=off"]);
+                cmdline.push_str(" nokaslr norandmaps");
+            }
+        }
+        cmd.arg("-m")
+            .arg(self.memory.to_string())
+            .arg("-kernel")
+            .arg(self.kernel.bzimage())
+            .arg("-initrd")
+            .arg(&self.initramfs)
+            .arg("-append")
+            .arg(cmdline)
+            .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+            .args([
+                "-serial",
+                if self.interactive {
+                    "mon:stdio"
+                } else {
+                    "stdio"
+                },
+            ])
+            .arg("-serial")
+            .arg(format!("file:{}", status_file.display()));
         cmd
     }
 }
@@ -119,7 +143,10 @@ fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
     let _ = fs::remove_file(&status_file);
     let mut log = fs::File::create(&log_path)?;
 
-    let (accel, _) = accelerator();
+    let accel = match boot.clock {
+        GuestClock::Host => accelerator().0,
+        GuestClock::Instructions => "tcg, icount",
+    };
     step(format!(
         "booting the {} kernel under QEMU ({accel}), timeout {} s, log {}",
         boot.kernel.flavor.name(),
@@ -231,6 +258,7 @@ fn initramfs_for(
 fn boot_headless(
     kernel: &Kernel,
     args: &KernelArgs,
+    clock: GuestClock,
     mode: &Mode,
     label: &str,
     extra: impl FnOnce(&Stage) -> Result<()>,
@@ -242,6 +270,7 @@ fn boot_headless(
             initramfs,
             memory: args.memory,
             interactive: false,
+            clock,
         },
         Duration::from_secs(args.timeout),
         label,
@@ -253,9 +282,14 @@ fn boot_headless(
 pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
     let label = format!("test-{}", kernel.flavor.name());
-    let outcome = boot_headless(&kernel, args, &Mode::Test, &label, |stage| {
-        guest::test_payload(stage, &kernel)
-    })?;
+    let outcome = boot_headless(
+        &kernel,
+        args,
+        GuestClock::Host,
+        &Mode::Test,
+        &label,
+        |stage| guest::test_payload(stage, &kernel),
+    )?;
     Ok(report_suite(&outcome))
 }
 
@@ -305,7 +339,7 @@ pub fn qemu_run(args: &KernelArgs, add: &[PathBuf], command: &[String]) -> Resul
     let kernel = kernel::prepare(args)?;
     let label = format!("run-{}", kernel.flavor.name());
     let mode = Mode::Run(guest::shell_quote(command));
-    let outcome = boot_headless(&kernel, args, &mode, &label, |stage| {
+    let outcome = boot_headless(&kernel, args, GuestClock::Host, &mode, &label, |stage| {
         guest::add_cli(stage)?;
         guest::add_user_files(stage, add)
     })?;
@@ -335,13 +369,14 @@ pub fn guest_exit_status(outcome: &Outcome) -> Result<i32> {
 /// commands (the benchmarks). `command` runs under busybox sh in the guest.
 pub fn run_in_guest(
     args: &KernelArgs,
+    clock: GuestClock,
     add: &[PathBuf],
     command: &[String],
     label: &str,
 ) -> Result<(Outcome, String)> {
     let kernel = kernel::prepare(args)?;
     let mode = Mode::Run(guest::shell_quote(command));
-    let outcome = boot_headless(&kernel, args, &mode, label, |stage| {
+    let outcome = boot_headless(&kernel, args, clock, &mode, label, |stage| {
         guest::add_user_files(stage, add)
     })?;
     let log = fs::read_to_string(&outcome.log)?;
@@ -358,6 +393,7 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
         initramfs,
         memory: args.memory,
         interactive: true,
+        clock: GuestClock::Host,
     };
     let status_file = xtask_dir().join("logs").join(format!("{label}.status"));
     fs::create_dir_all(xtask_dir().join("logs"))?;

@@ -1,0 +1,291 @@
+//! `cargo xtask forkcost`: what the series costs fork and exit.
+//!
+//! The leader mark is set in `alloc_pid()` and cleared in `free_pid()`, so
+//! its price is paid by every fork and every thread. `bench/forkcost.c` times
+//! a fork+exit+wait loop and a pthread_create+join loop; this command runs it
+//! on the unpatched and the patched kernel, alternating boots, and compares.
+//!
+//! Wall-clock time under TCG moves ±12 % from one boot of the same kernel to
+//! the next, four times the 3 % bar, so by default the guest clock counts
+//! instructions instead ([`GuestClock::Instructions`]). Those boots are
+//! deterministic, and the difference between the kernels is exactly the
+//! work the series adds to the two paths. What it cannot show is a change in
+//! cache misses; `--wall-clock` measures time, which means something on KVM.
+
+use crate::guest;
+use crate::kernel;
+use crate::paths::{workspace_root, xtask_dir};
+use crate::qemu::{self, GuestClock};
+use crate::run::{step, timed};
+use crate::KernelArgs;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+/// The issue's bar: the patched kernel may be at most this much slower.
+const MAX_SLOWDOWN: f64 = 0.03;
+
+/// Beyond this spread between boots of one kernel, instruction counting
+/// has stopped being deterministic and the comparison is not trusted.
+const MAX_ICOUNT_SPREAD: f64 = 0.01;
+
+#[derive(Args)]
+pub struct ForkcostArgs {
+    /// Boots of each kernel, alternating unpatched and patched.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub boots: u32,
+    /// Time in host nanoseconds instead of counting guest instructions.
+    /// Only meaningful on KVM: under TCG boots differ by ±12 %.
+    #[arg(long)]
+    pub wall_clock: bool,
+    /// Exit non-zero unless both loops are less than 3 % slower patched.
+    #[arg(long)]
+    pub check: bool,
+    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_src: Option<PathBuf>,
+}
+
+/// One boot's medians, per iteration, in the guest clock's unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sample {
+    fork_exit: f64,
+    thread: f64,
+}
+
+/// The program's one result line:
+/// `FORKCOST fork_exit_ns=N ... pthread_create_join_ns=N ...`.
+fn parse_sample(log: &str) -> Result<Sample> {
+    let line = log
+        .lines()
+        .find_map(|l| l.trim_end_matches('\r').strip_prefix("FORKCOST "))
+        .context("the guest printed no FORKCOST line")?;
+    let field = |key: &str| -> Result<f64> {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .with_context(|| format!("no {key} in FORKCOST line {line:?}"))?
+            .parse()
+            .with_context(|| format!("bad {key} in FORKCOST line {line:?}"))
+    };
+    Ok(Sample {
+        fork_exit: field("fork_exit_ns")?,
+        thread: field("pthread_create_join_ns")?,
+    })
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// (max - min) / median: how far boots of one kernel disagree.
+fn spread(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    let mid = median(&mut sorted);
+    (sorted[sorted.len() - 1] - sorted[0]) / mid
+}
+
+/// One loop's verdict across all boots.
+struct Comparison {
+    name: &'static str,
+    unpatched: f64,
+    patched: f64,
+    unpatched_spread: f64,
+    patched_spread: f64,
+}
+
+impl Comparison {
+    fn new(name: &'static str, unpatched: &[f64], patched: &[f64]) -> Self {
+        Comparison {
+            name,
+            unpatched: median(&mut unpatched.to_vec()),
+            patched: median(&mut patched.to_vec()),
+            unpatched_spread: spread(unpatched),
+            patched_spread: spread(patched),
+        }
+    }
+
+    fn slowdown(&self) -> f64 {
+        self.patched / self.unpatched - 1.0
+    }
+
+    fn met(&self) -> bool {
+        self.slowdown() < MAX_SLOWDOWN
+    }
+}
+
+fn markdown_table(rows: &[Comparison], unit: &str) -> String {
+    let mut out = format!(
+        "| loop | unpatched ({unit}) | patched ({unit}) | change | boot spread (unpatched / patched) | target | met |\n\
+         |------|----------:|--------:|-------:|------:|:------:|:---:|\n"
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {:+.0} ({:+.2} %) | {:.2} % / {:.2} % | < {:.0} % | {} |\n",
+            row.name,
+            row.unpatched,
+            row.patched,
+            row.patched - row.unpatched,
+            row.slowdown() * 100.0,
+            row.unpatched_spread * 100.0,
+            row.patched_spread * 100.0,
+            MAX_SLOWDOWN * 100.0,
+            if row.met() { "yes" } else { "**no**" },
+        ));
+    }
+    out
+}
+
+fn kernel_args(args: &ForkcostArgs, unpatched: bool) -> KernelArgs {
+    KernelArgs {
+        debug: false,
+        unpatched,
+        kernel_src: args.kernel_src.clone(),
+        timeout: 1200,
+        memory: 1024,
+    }
+}
+
+pub fn run(args: &ForkcostArgs) -> Result<()> {
+    let clock = if args.wall_clock {
+        GuestClock::Host
+    } else {
+        GuestClock::Instructions
+    };
+    let kernels = [kernel_args(args, true), kernel_args(args, false)];
+    // Build (or find cached) both kernels before the first boot, so the
+    // boots run back to back.
+    let mut headers = PathBuf::new();
+    for k in &kernels {
+        headers = kernel::prepare(k)?.headers();
+    }
+    let src = workspace_root().join("bench").join("forkcost.c");
+    let bin = xtask_dir().join("bench").join("forkcost");
+    timed("building bench/forkcost.c static", || {
+        guest::compile_c(&src, &bin, None, &headers)
+    })?;
+
+    let command = vec!["/add/forkcost".to_string()];
+    let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
+    for boot in 1..=args.boots {
+        for (k, out) in kernels.iter().zip(samples.iter_mut()) {
+            let flavor = if k.unpatched { "unpatched" } else { "patched" };
+            let label = format!("forkcost-{flavor}");
+            step(format!("boot {boot}/{}: {flavor}", args.boots));
+            let (outcome, log) =
+                qemu::run_in_guest(k, clock, std::slice::from_ref(&bin), &command, &label)?;
+            let status = qemu::guest_exit_status(&outcome)?;
+            if status != 0 {
+                bail!(
+                    "forkcost exited with status {status}; see {}",
+                    outcome.log.display()
+                );
+            }
+            let sample =
+                parse_sample(&log).with_context(|| format!("in {}", outcome.log.display()))?;
+            step(format!("{flavor}: {sample:?}"));
+            out.push(sample);
+        }
+    }
+
+    let [unpatched, patched] = &samples;
+    let pick = |s: &[Sample], f: fn(&Sample) -> f64| s.iter().map(f).collect::<Vec<_>>();
+    let rows = [
+        Comparison::new(
+            "fork + exit + wait",
+            &pick(unpatched, |s| s.fork_exit),
+            &pick(patched, |s| s.fork_exit),
+        ),
+        Comparison::new(
+            "pthread_create + join",
+            &pick(unpatched, |s| s.thread),
+            &pick(patched, |s| s.thread),
+        ),
+    ];
+    let (unit, how) = match clock {
+        GuestClock::Instructions => (
+            "instructions",
+            "TCG -icount shift=0, one vCPU, nokaslr norandmaps",
+        ),
+        GuestClock::Host => ("ns", "host clock"),
+    };
+    println!();
+    println!(
+        "Fork cost per iteration, median of {} boot(s) per kernel ({how}):",
+        args.boots
+    );
+    println!();
+    print!("{}", markdown_table(&rows, unit));
+
+    if clock == GuestClock::Instructions {
+        for row in &rows {
+            let worst = row.unpatched_spread.max(row.patched_spread);
+            if worst > MAX_ICOUNT_SPREAD {
+                bail!(
+                    "{}: boots of one kernel differ by {:.2} %, so instruction counting \
+                     was not deterministic and the comparison cannot be trusted",
+                    row.name,
+                    worst * 100.0
+                );
+            }
+        }
+    }
+    if args.check {
+        let over: Vec<&str> = rows.iter().filter(|r| !r.met()).map(|r| r.name).collect();
+        if !over.is_empty() {
+            bail!(
+                "{} over the {:.0} % bar",
+                over.join(" and "),
+                MAX_SLOWDOWN * 100.0
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_result_line_among_console_noise() {
+        let log = "[    1.0] random: crng init done\r\n\
+                   FORKCOST fork_exit_ns=248145 fork_exit_min_ns=244110 \
+                   pthread_create_join_ns=50218 pthread_create_join_min_ns=48497 rounds=15\r\n";
+        let sample = parse_sample(log).unwrap();
+        assert_eq!(
+            sample,
+            Sample {
+                fork_exit: 248145.0,
+                thread: 50218.0
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_or_garbled_line_is_an_error() {
+        assert!(parse_sample("no result\n").is_err());
+        assert!(parse_sample("FORKCOST fork_exit_ns=x pthread_create_join_ns=1\n").is_err());
+        assert!(parse_sample("FORKCOST fork_exit_ns=1\n").is_err());
+    }
+
+    #[test]
+    fn compares_medians_and_judges_the_bar() {
+        let within = Comparison::new("loop", &[100.0, 100.0], &[102.0, 102.0]);
+        assert!((within.slowdown() - 0.02).abs() < 1e-9);
+        assert!(within.met());
+        let over = Comparison::new("loop", &[100.0, 100.0, 100.0], &[103.0, 104.0, 200.0]);
+        assert!((over.slowdown() - 0.04).abs() < 1e-9);
+        assert!(!over.met());
+        assert!((over.patched_spread - 97.0 / 104.0).abs() < 1e-9);
+        let table = markdown_table(&[within], "instructions");
+        assert!(
+            table.contains("| loop | 100 | 102 | +2 (+2.00 %) | 0.00 % / 0.00 % | < 3 % | yes |")
+        );
+    }
+}
