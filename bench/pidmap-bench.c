@@ -50,6 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Relative to this file, so the bench still builds with one gcc command. */
+#include "../guest-tests/include/thread_holder.h"
+
 #if __has_include(<linux/pidmap.h>)
 #include <linux/pidmap.h>
 #endif
@@ -884,22 +887,6 @@ static void make_room(long ntasks)
 	raise_sysctl(&saved[1], want * 2);
 }
 
-static long mem_available_kib(void)
-{
-	char line[128];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Task populations.                                                       */
 
@@ -1010,112 +997,8 @@ static void spawn_procs(struct pop *p, long nprocs, int threads)
 	     (double)(now_ns() - t0) / 1e9);
 }
 
-/*
- * A thread that never returns to C: clone() in inline asm, and the child
- * loops on pause() in raw syscalls on its own 4 KiB stack, never touching
- * libc or TLS.  All signals are blocked in the caller, so no signal frame
- * is ever pushed on that stack; SIGKILL still ends the group.
- */
-static long clone_idle_thread(void *stack_top)
-{
-	register long r10 asm("r10") = 0;	/* child_tid */
-	register long r8 asm("r8") = 0;		/* tls */
-	long ret;
-
-	asm volatile("syscall\n\t"
-		     "test %%rax, %%rax\n\t"
-		     "jnz 2f\n\t"
-		     "1:\n\t"
-		     "mov %[nr_pause], %%eax\n\t"
-		     "syscall\n\t"
-		     "jmp 1b\n\t"
-		     "2:\n\t"
-		     : "=a"(ret)
-		     : "0"((long)SYS_clone),
-		       "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-				  CLONE_THREAD | CLONE_SYSVSEM)),
-		       "S"(stack_top), "d"(0L), "r"(r10), "r"(r8),
-		       [nr_pause] "i"(SYS_pause)
-		     : "rcx", "r11", "memory", "cc");
-	return ret;
-}
-
-#define THREAD_STACK 4096
 #define MEM_FLOOR_KIB (160 * 1024)	/* stop adding threads below this */
-#define SPAWN_BUDGET_NS (240ull * 1000000000ull)
-
-/*
- * Fork one process that holds up to @want idle threads.  It stops early
- * when clone() fails with EAGAIN/ENOMEM, when MemAvailable drops under
- * MEM_FLOOR_KIB, or after SPAWN_BUDGET_NS; the count it reached comes back
- * on a pipe.
- */
-static pid_t spawn_thread_holder(long want, long *got, double *secs)
-{
-	pid_t self = getpid(), pid;
-	uint64_t t0 = now_ns();
-	int pfd[2];
-	long n;
-
-	if (pipe2(pfd, O_CLOEXEC))
-		die("pipe: %m");
-	pid = fork();
-	if (pid < 0)
-		die("fork: %m");
-	if (pid == 0) {
-		size_t len = (size_t)want * THREAD_STACK;
-		sigset_t all;
-		char *stacks;
-		long i;
-
-		child_setup(self);
-		close(pfd[0]);
-		sigfillset(&all);
-		if (sigprocmask(SIG_BLOCK, &all, NULL))
-			_exit(4);
-		stacks = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (stacks == MAP_FAILED)
-			_exit(4);
-		for (i = 0; i < want; i++) {
-			long r;
-
-			if (i % 1024 == 0) {
-				long avail = mem_available_kib();
-
-				if (avail >= 0 && avail < MEM_FLOOR_KIB)
-					break;
-				if (now_ns() - t0 > SPAWN_BUDGET_NS)
-					break;
-			}
-			r = clone_idle_thread(stacks + (size_t)(i + 1) * THREAD_STACK);
-			if (r < 0) {
-				if (r == -EAGAIN || r == -ENOMEM)
-					break;
-				_exit(6);
-			}
-		}
-		/* i threads plus this one. */
-		if (write(pfd[1], &i, sizeof(i)) != sizeof(i))
-			_exit(5);
-		for (;;)
-			syscall(SYS_pause);
-	}
-	close(pfd[1]);
-	for (;;) {
-		ssize_t r = read(pfd[0], &n, sizeof(n));
-
-		if (r == sizeof(n))
-			break;
-		if (r < 0 && errno == EINTR)
-			continue;
-		die("thread holder did not report (exit status?)");
-	}
-	close(pfd[0]);
-	*got = n;
-	*secs = (double)(now_ns() - t0) / 1e9;
-	return pid;
-}
+#define SPAWN_BUDGET_S 240.0
 
 /* ---------------------------------------------------------------------- */
 /* Cases.                                                                  */
@@ -1282,9 +1165,8 @@ static void case_tgid_scale(void)
 	struct result *rr, *rp = NULL;
 	double drift;
 	struct cost ci = { 0 }, cl = { 0 };
-	double secs;
-	long got, procs;
-	pid_t holder;
+	struct thread_holder holder;
+	long procs;
 	bool agree;
 	uint64_t t0;
 
@@ -1297,12 +1179,13 @@ static void case_tgid_scale(void)
 
 	make_room(opt.threads);
 	note("tgid_scale_100k_threads: spawning %ld threads ...\n", opt.threads);
-	holder = spawn_thread_holder(opt.threads, &got, &secs);
+	if (thread_holder_start(&holder, opt.threads, MEM_FLOOR_KIB, SPAWN_BUDGET_S))
+		die("thread holder: %m");
 	note("  holder %d: %ld threads (+1) in %.1f s; MemAvailable %ld KiB\n",
-	     holder, got, secs, mem_available_kib());
-	if (got < opt.threads)
+	     holder.pid, holder.threads, holder.seconds, th_mem_available_kib());
+	if (holder.threads < opt.threads)
 		note("  note: stopped at %ld of %ld threads (memory, limits or time budget)\n",
-		     got, opt.threads);
+		     holder.threads, opt.threads);
 
 	note("tgid_scale_100k_threads: loaded ...\n");
 	run_sides(load, 3);
@@ -1348,7 +1231,7 @@ static void case_tgid_scale(void)
 		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
 		 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
 		 "\"ratio_drift_corrected\": %.3f",
-		 got + 1, opt.threads, secs, median(ref_i.samples, opt.rounds),
+		 holder.threads + 1, opt.threads, holder.seconds, median(ref_i.samples, opt.rounds),
 		 median(ref_l.samples, opt.rounds), drift, rr->ratio / drift);
 	note("  reference workload: loaded/idle %.3f (host speed drift); "
 	     "readdir %.3f -> %.3f drift-corrected\n", drift, rr->ratio,
@@ -1358,18 +1241,15 @@ static void case_tgid_scale(void)
 			 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
 			 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
 			 "\"ratio_drift_corrected\": %.3f",
-			 got + 1, opt.threads, secs, median(ref_i.samples, opt.rounds),
+			 holder.threads + 1, opt.threads, holder.seconds, median(ref_i.samples, opt.rounds),
 			 median(ref_l.samples, opt.rounds), drift, rp->ratio / drift);
 		note("  pidmap %.3f -> %.3f drift-corrected\n", rp->ratio,
 		     rp->ratio / drift);
 	}
 
 	t0 = now_ns();
-	if (kill(holder, SIGKILL))
-		die("kill holder: %m");
-	while (waitpid(holder, NULL, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid holder: %m");
+	if (thread_holder_stop(&holder))
+		die("stopping the thread holder: %m");
 	note("  holder reaped in %.1f s\n", (double)(now_ns() - t0) / 1e9);
 }
 

@@ -121,6 +121,14 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
         10
     };
     env.push_str(&format!("export PIDMAP_STRESS_SECONDS={stress}\n"));
+    // The 100k-thread process; the debug kernel (KASAN, lockdep)
+    // creates threads about ten times slower under TCG, so it gets 10k.
+    let scale_threads = if kernel.flavor == Flavor::Debug {
+        10_000
+    } else {
+        100_000
+    };
+    env.push_str(&format!("export PIDMAP_SCALE_THREADS={scale_threads}\n"));
     stage.write("etc/pidmap.env", &env, 0o644)?;
     if let Some(cmd) = command {
         stage.write("etc/pidmap.cmd", &format!("{cmd}\n"), 0o755)?;
