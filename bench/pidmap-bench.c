@@ -683,24 +683,6 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The Tgid: line of /proc/ID/status, or -1 if there is none. */
-static int status_tgid(int id)
-{
-	char path[48], line[128];
-	int tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", id);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 enum listing { LIST_TASKS, LIST_PROCS, LIST_FDS };
 
 /*
@@ -731,12 +713,12 @@ static void mismatch_report(enum listing what)
 	for (i = 0, j = 0; (i < pl.n || j < sn) && shown < 16;) {
 		if (j >= sn || (i < pl.n && pv[i] < sv[j])) {
 			fprintf(stderr, "  only in /proc: %d (Tgid %d)\n", pv[i],
-				status_tgid(pv[i]));
+				proc_tgid_of(pv[i]));
 			i++;
 			shown++;
 		} else if (i >= pl.n || sv[j] < pv[i]) {
 			fprintf(stderr, "  only from the syscall: %d (Tgid %d)\n",
-				sv[j], status_tgid(sv[j]));
+				sv[j], proc_tgid_of(sv[j]));
 			j++;
 			shown++;
 		} else {

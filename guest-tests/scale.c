@@ -89,24 +89,6 @@ static int list_chunked(pid_t pid, unsigned int flags, struct pt_ids *out)
 	return e;
 }
 
-/* Thread-group id of @tid from /proc/TID/status, or -1 if it is gone. */
-static int tgid_of(int tid)
-{
-	char path[64], line[128];
-	int tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* The holder's tasks: readdir of /proc/H/task, which follows its thread list. */
 static void holder_tasks(pid_t holder, struct pt_ids *out)
 {
@@ -131,7 +113,7 @@ static void leaders_of(const struct pt_ids *tasks, const struct pt_ids *holder_s
 
 		if (pt_ids_has(holder_set, tasks->v[i]))
 			continue;
-		tgid = tgid_of(tasks->v[i]);
+		tgid = proc_tgid_of(tasks->v[i]);
 		if (tgid > 0 && !(out->n && pt_ids_has(out, tgid)))
 			pt_ids_push(out, tgid);
 		pt_ids_sort(out);

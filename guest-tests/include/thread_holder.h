@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_field.h"
+
 #define TH_STACK_BYTES 4096
 
 struct thread_holder {
@@ -47,18 +49,7 @@ static inline double th_now(void)
 /* MemAvailable from /proc/meminfo in KiB, or -1. */
 static inline long th_mem_available_kib(void)
 {
-	char line[128];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return proc_field("/proc/meminfo", "MemAvailable");
 }
 
 /*
