@@ -51,27 +51,8 @@
 #include <unistd.h>
 
 /* Relative to this file, so the bench still builds with one gcc command. */
+#include "../guest-tests/include/pidmap_uapi.h"
 #include "../guest-tests/include/thread_holder.h"
-
-#if __has_include(<linux/pidmap.h>)
-#include <linux/pidmap.h>
-#endif
-
-/* Fallbacks so that the program also builds against stock headers. */
-#ifndef __NR_pidmap
-#define __NR_pidmap 1000
-#endif
-#ifndef __NR_fdmap
-#define __NR_fdmap 1001
-#endif
-#ifndef PIDMAP_PROC
-#define PIDMAP_PROC		0x01u
-#define PIDMAP_ALL_TASKS	0x02u
-#define PIDMAP_TASKS		0x04u
-#define PIDMAP_CHILDREN		0x08u
-#define PIDMAP_MODE_MASK	0x0fu
-#define PIDMAP_IGNORE_KTHREADS	0x100u
-#endif
 
 #define JSON_BEGIN "PIDMAP-BENCH-JSON-BEGIN"
 #define JSON_END   "PIDMAP-BENCH-JSON-END"
@@ -129,18 +110,6 @@ static void note(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	fflush(stdout);
-}
-
-static long sys_pidmap(pid_t pid, int *pids, unsigned int count, int start,
-		       unsigned int flags)
-{
-	return syscall(__NR_pidmap, pid, pids, count, start, flags);
-}
-
-static long sys_fdmap(pid_t pid, int *fds, unsigned int count, int start,
-		      unsigned int flags)
-{
-	return syscall(__NR_fdmap, pid, fds, count, start, flags);
 }
 
 static uint64_t now_ns(void)

@@ -4,7 +4,7 @@
  *
  * The programs are built by `cargo xtask` against the patched uapi headers,
  * but must also build on a plain host (where <linux/pidmap.h> does not
- * exist), so every ABI constant has a fallback taken from docs/ABI.md.
+ * exist), so every ABI constant has a fallback (pidmap_uapi.h).
  *
  * Everything here is static inline / static: each test is one .c file.
  */
@@ -28,58 +28,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__has_include)
-#if __has_include(<linux/pidmap.h>)
-#include <linux/pidmap.h>
-#endif
-#endif
-
-/* docs/ABI.md: the same sparse numbers in every table the series wires. */
-#ifndef __NR_pidmap
-#define __NR_pidmap 1000
-#endif
-#ifndef __NR_fdmap
-#define __NR_fdmap 1001
-#endif
-
-#ifndef PIDMAP_PROC
-#define PIDMAP_PROC 0x01u
-#endif
-#ifndef PIDMAP_ALL_TASKS
-#define PIDMAP_ALL_TASKS 0x02u
-#endif
-#ifndef PIDMAP_TASKS
-#define PIDMAP_TASKS 0x04u
-#endif
-#ifndef PIDMAP_CHILDREN
-#define PIDMAP_CHILDREN 0x08u
-#endif
-#ifndef PIDMAP_MODE_MASK
-#define PIDMAP_MODE_MASK 0x0fu
-#endif
-#ifndef PIDMAP_IGNORE_KTHREADS
-#define PIDMAP_IGNORE_KTHREADS 0x100u
-#endif
+#include "pidmap_uapi.h"
 
 /* kselftest exit codes: the runner treats anything but 0 as a failure. */
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
 
-#ifndef PIDMAP_TEST_EMULATE
-/* Raw wrappers: -1 + errno on failure, like every libc syscall wrapper. */
-static inline long sys_pidmap(pid_t pid, int *pids, unsigned int count,
-			      int start, unsigned int flags)
-{
-	return syscall(__NR_pidmap, pid, pids, count, start, flags);
-}
-
-static inline long sys_fdmap(pid_t pid, int *fds, unsigned int count,
-			     int start, unsigned int flags)
-{
-	return syscall(__NR_fdmap, pid, fds, count, start, flags);
-}
-#else
+#ifdef PIDMAP_TEST_EMULATE
 /*
  * Host self-test of the test programs themselves (build with
  * -DPIDMAP_TEST_EMULATE): the two calls emulated from /proc, with the ABI's
