@@ -3,22 +3,16 @@
 use std::os::fd::RawFd;
 
 use crate::error::{Error, Result};
-use crate::{ActiveBackend, Pid, Pidmap, Query, RawId};
+use crate::{ActiveBackend, Enumeration, Pid, Pidmap, Query, RawId};
 
 /// Ids fetched per syscall by the iterators.
 pub const BATCH: usize = 256;
-
-#[derive(Debug, Clone, Copy)]
-enum What {
-    Pids(Query),
-    Fds(Pid),
-}
 
 /// The shared engine behind [`Pids`] and [`Fds`].
 #[derive(Debug)]
 struct Ids<T: RawId> {
     pm: Pidmap,
-    what: What,
+    what: Enumeration,
     buf: Vec<T>,
     pos: usize,
     next_start: i32,
@@ -26,7 +20,7 @@ struct Ids<T: RawId> {
 }
 
 impl<T: RawId> Ids<T> {
-    fn new(pm: Pidmap, what: What) -> Self {
+    fn new(pm: Pidmap, what: Enumeration) -> Self {
         Ids {
             pm,
             what,
@@ -45,10 +39,9 @@ impl<T: RawId> Ids<T> {
                 }
                 self.buf.clear();
                 self.buf.resize(BATCH, T::from_raw_id(0));
-                let n = match self.what {
-                    What::Pids(q) => self.pm.chunk_raw(q, self.next_start, &mut self.buf)?,
-                    What::Fds(pid) => self.pm.fd_chunk_raw(pid, self.next_start, &mut self.buf)?,
-                };
+                let n = self
+                    .pm
+                    .chunk_raw(self.what, self.next_start, &mut self.buf)?;
                 self.buf.truncate(n);
                 match self.buf.last() {
                     Some(last) => {
@@ -65,10 +58,7 @@ impl<T: RawId> Ids<T> {
             ActiveBackend::Procfs => {
                 // /proc cannot resume from a cursor cheaply: take one sorted
                 // snapshot (one directory pass) and yield from it.
-                match self.what {
-                    What::Pids(q) => self.pm.fill_raw(q, &mut self.buf)?,
-                    What::Fds(pid) => self.pm.fill_fds_raw(pid, &mut self.buf)?,
-                }
+                self.pm.fill_raw(self.what, &mut self.buf)?;
                 self.done = true;
             }
         }
@@ -112,7 +102,7 @@ pub struct Pids(Ids<Pid>);
 
 impl Pids {
     pub(crate) fn new(pm: Pidmap, q: Query) -> Self {
-        Pids(Ids::new(pm, What::Pids(q)))
+        Pids(Ids::new(pm, Enumeration::Ids(q)))
     }
 
     /// Collect every id, stopping at the first error.
@@ -147,7 +137,7 @@ pub struct Fds(Ids<RawFd>);
 
 impl Fds {
     pub(crate) fn new(pm: Pidmap, pid: Pid) -> Self {
-        Fds(Ids::new(pm, What::Fds(pid)))
+        Fds(Ids::new(pm, Enumeration::Fds(pid)))
     }
 
     /// Collect every fd, stopping at the first error.

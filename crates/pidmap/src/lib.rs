@@ -390,7 +390,7 @@ impl Pidmap {
     /// # Ok::<(), pidmap::Error>(())
     /// ```
     pub fn fill(&mut self, query: Query, out: &mut Vec<Pid>) -> Result<()> {
-        self.fill_raw(query, out)
+        self.fill_raw(Enumeration::Ids(query), out)
     }
 
     /// Fill `out` (cleared first) with the open fds of `pid`, ascending.
@@ -403,7 +403,7 @@ impl Pidmap {
     /// # Ok::<(), pidmap::Error>(())
     /// ```
     pub fn fill_fds(&mut self, pid: Pid, out: &mut Vec<RawFd>) -> Result<()> {
-        self.fill_fds_raw(pid, out)
+        self.fill_raw(Enumeration::Fds(pid), out)
     }
 
     /// One chunk with the syscall's cursor semantics: writes the ids
@@ -427,12 +427,12 @@ impl Pidmap {
     /// # Ok::<(), pidmap::Error>(())
     /// ```
     pub fn read_chunk(&mut self, query: Query, start: i32, buf: &mut [Pid]) -> Result<usize> {
-        self.chunk_raw(query, start, buf)
+        self.chunk_raw(Enumeration::Ids(query), start, buf)
     }
 
     /// [`read_chunk`](Pidmap::read_chunk) for the fds of `pid`.
     pub fn read_fd_chunk(&mut self, pid: Pid, start: i32, buf: &mut [RawFd]) -> Result<usize> {
-        self.fd_chunk_raw(pid, start, buf)
+        self.chunk_raw(Enumeration::Fds(pid), start, buf)
     }
 
     /// An iterator over the listing; it batches internally (256 ids per
@@ -470,13 +470,14 @@ impl Pidmap {
         Ok(self.fallback.as_mut().expect("just set"))
     }
 
+    /// One chunk of `what` into `buf`, with the syscall's cursor semantics.
     pub(crate) fn chunk_raw<T: RawId>(
         &mut self,
-        q: Query,
+        what: Enumeration,
         start: i32,
         buf: &mut [T],
     ) -> Result<usize> {
-        let (pid, flags) = q.pid_and_flags()?;
+        let (pid, flags) = what.raw_args()?;
         if start < 0 {
             return Err(Error::InvalidArgument("start must not be negative"));
         }
@@ -484,15 +485,15 @@ impl Pidmap {
             ActiveBackend::Syscall => {
                 let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
                 let len = raw.len();
-                let n = sys::pidmap(pid, raw, start, flags)
-                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))?;
+                // SAFETY: `raw` is valid for writes of `len` i32s.
+                let n = unsafe { what.call(pid, raw.as_mut_ptr(), len, start, flags) }?;
                 let n = abi_count(n, len)?;
                 check_chunk(&raw[..n], start)?;
                 Ok(n)
             }
             ActiveBackend::Procfs => {
                 let mut v = Vec::new();
-                self.fallback()?.list(q, start, &mut v)?;
+                what.read_proc(self.fallback()?, start, &mut v)?;
                 let n = v.len().min(buf.len());
                 buf[..n].copy_from_slice(&v[..n]);
                 Ok(n)
@@ -500,61 +501,81 @@ impl Pidmap {
         }
     }
 
-    pub(crate) fn fd_chunk_raw<T: RawId>(
-        &mut self,
-        pid: Pid,
+    /// The whole of `what` into `out` (cleared first), ascending.
+    pub(crate) fn fill_raw<T: RawId>(&mut self, what: Enumeration, out: &mut Vec<T>) -> Result<()> {
+        let (pid, flags) = what.raw_args()?;
+        match self.detection.active {
+            ActiveBackend::Syscall => fill_by_chunks(out, |start, ptr, count| {
+                // SAFETY: `fill_by_chunks` hands us `count` writable slots.
+                unsafe { what.call(pid, ptr, count, start, flags) }
+            }),
+            ActiveBackend::Procfs => what.read_proc(self.fallback()?, 0, out),
+        }
+    }
+}
+
+/// What one enumeration lists: the ids of a [`Query`] (pidmap(2)) or the
+/// fds of a process (fdmap(2)). Both share the cursor protocol, so every
+/// entry point above works on either.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Enumeration {
+    Ids(Query),
+    Fds(Pid),
+}
+
+impl Enumeration {
+    /// The raw call's pid and flags, checked.
+    fn raw_args(self) -> Result<(i32, u32)> {
+        match self {
+            Enumeration::Ids(q) => q.pid_and_flags(),
+            Enumeration::Fds(pid) if pid.0 < 0 => {
+                Err(Error::InvalidArgument("pid must not be negative"))
+            }
+            Enumeration::Fds(pid) => Ok((pid.0, 0)),
+        }
+    }
+
+    /// The syscall, with its errno turned into this crate's error.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for writes of `count` `i32`s.
+    unsafe fn call(
+        self,
+        pid: i32,
+        ptr: *mut i32,
+        count: usize,
         start: i32,
-        buf: &mut [T],
+        flags: u32,
     ) -> Result<usize> {
-        if pid.0 < 0 {
-            return Err(Error::InvalidArgument("pid must not be negative"));
-        }
-        if start < 0 {
-            return Err(Error::InvalidArgument("start must not be negative"));
-        }
-        match self.detection.active {
-            ActiveBackend::Syscall => {
-                let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
-                let len = raw.len();
-                let n = sys::fdmap(pid.0, raw, start, 0)
-                    .map_err(|e| syscall_error(e, pid, "fdmap(2)"))?;
-                let n = abi_count(n, len)?;
-                check_chunk(&raw[..n], start)?;
-                Ok(n)
+        // SAFETY: forwarded from the caller's contract.
+        let (result, target, name) = unsafe {
+            match self {
+                Enumeration::Ids(q) => (
+                    sys::pidmap_raw(pid, ptr, count, start, flags),
+                    q.pid(),
+                    "pidmap(2)",
+                ),
+                Enumeration::Fds(target) => (
+                    sys::fdmap_raw(pid, ptr, count, start, flags),
+                    target,
+                    "fdmap(2)",
+                ),
             }
-            ActiveBackend::Procfs => {
-                let mut v = Vec::new();
-                self.fallback()?.list_fds(pid, start, &mut v)?;
-                let n = v.len().min(buf.len());
-                buf[..n].copy_from_slice(&v[..n]);
-                Ok(n)
-            }
-        }
+        };
+        result.map_err(|e| syscall_error(e, target, name))
     }
 
-    pub(crate) fn fill_raw<T: RawId>(&mut self, q: Query, out: &mut Vec<T>) -> Result<()> {
-        let (pid, flags) = q.pid_and_flags()?;
-        match self.detection.active {
-            ActiveBackend::Syscall => fill_by_chunks(out, |start, ptr, count| {
-                // SAFETY: `fill_by_chunks` hands us `count` writable slots.
-                unsafe { sys::pidmap_raw(pid, ptr, count, start, flags) }
-                    .map_err(|e| syscall_error(e, q.pid(), "pidmap(2)"))
-            }),
-            ActiveBackend::Procfs => self.fallback()?.list(q, 0, out),
-        }
-    }
-
-    pub(crate) fn fill_fds_raw<T: RawId>(&mut self, pid: Pid, out: &mut Vec<T>) -> Result<()> {
-        if pid.0 < 0 {
-            return Err(Error::InvalidArgument("pid must not be negative"));
-        }
-        match self.detection.active {
-            ActiveBackend::Syscall => fill_by_chunks(out, |start, ptr, count| {
-                // SAFETY: `fill_by_chunks` hands us `count` writable slots.
-                unsafe { sys::fdmap_raw(pid.0, ptr, count, start, 0) }
-                    .map_err(|e| syscall_error(e, pid, "fdmap(2)"))
-            }),
-            ActiveBackend::Procfs => self.fallback()?.list_fds(pid, 0, out),
+    /// The same listing read from /proc, ids `>= start`.
+    fn read_proc<T: RawId>(
+        self,
+        fallback: &mut Fallback,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        match self {
+            Enumeration::Ids(q) => fallback.list(q, start, out),
+            Enumeration::Fds(pid) => fallback.list_fds(pid, start, out),
         }
     }
 }
