@@ -764,17 +764,9 @@ static struct result *bench_case(const char *name, double target,
 static long read_long_file(const char *path)
 {
 	char buf[64];
-	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	return strtol(buf, NULL, 10);
 }
 

@@ -389,18 +389,11 @@ static int our_level(int pid, int tid)
 static int nspid(int pid, int tid, int *ids, int max)
 {
 	char path[96], buf[4096], *p;
-	ssize_t n;
-	int fd, k = 0;
+	int k = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	p = strstr(buf, "\nNSpid:");
 	if (!p)
 		return -1;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "pidmap_uapi.h"
+#include "proc_field.h"
 
 /* kselftest exit codes: the runner treats anything but 0 as a failure. */
 #define KSFT_PASS 0
@@ -579,18 +580,11 @@ static __attribute__((unused)) int pt_is_kthread(int pid)
 	char path[64], buf[1024];
 	unsigned long flags = 0;
 	char *p;
-	ssize_t n;
-	int fd, i;
+	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	/* comm may hold spaces and parens: fields restart after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
