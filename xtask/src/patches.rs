@@ -59,32 +59,45 @@ fn edit(args: &KernelArgs) -> Result<()> {
 fn export() -> Result<()> {
     let tree = kernel::edit_tree()?;
     let dir = crate::paths::patches_dir();
-    for old in series()? {
-        std::fs::remove_file(old)?;
+    // Format into a scratch directory first, so a failure leaves the
+    // series as it was.
+    let scratch = xtask_dir().join("export");
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch)?;
     }
     let range = format!("{}..HEAD", kernel::BASE_TAG);
     let names = cmd::output(
         Command::new("git")
             .arg("-C")
             .arg(&tree)
-            .args(["format-patch", "-q", "--no-signature", "-o"])
-            .arg(&dir)
+            // Not -q: format-patch names each file it writes, and those
+            // names are the new series.
+            .args(["format-patch", "-o"])
+            .arg(&scratch)
             .arg(&range),
     )?;
+    let files: Vec<std::path::PathBuf> = names
+        .lines()
+        .map(|l| std::path::PathBuf::from(l.trim()))
+        .filter(|p| p.is_file())
+        .collect();
+    if files.is_empty() {
+        bail!("git format-patch {range} wrote no patch; the series is unchanged");
+    }
+    for old in series()? {
+        std::fs::remove_file(old)?;
+    }
     let mut series = String::new();
-    for path in names.lines() {
-        let name = std::path::Path::new(path.trim())
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        series.push_str(&name);
+    for file in &files {
+        let name = file.file_name().unwrap_or_default();
+        std::fs::rename(file, dir.join(name))?;
+        series.push_str(&name.to_string_lossy());
         series.push('\n');
     }
     std::fs::write(dir.join("series"), &series)?;
     step(format!(
         "exported {} patches to {}",
-        series.lines().count(),
+        files.len(),
         dir.display()
     ));
     Ok(())
