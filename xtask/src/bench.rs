@@ -41,6 +41,12 @@ pub struct BenchArgs {
     /// A short smoke run: 3 rounds, 1000 processes, 10000 threads.
     #[arg(long)]
     pub quick: bool,
+    /// Count guest instructions instead of time (QEMU -icount, one vCPU;
+    /// see `cargo xtask forkcost`). Deterministic, so host drift cannot
+    /// touch the scale case, whose idle and loaded phases cannot be
+    /// interleaved. Every "ns" in the table is then one instruction.
+    #[arg(long)]
+    pub instructions: bool,
     /// More arguments for the guest program, e.g. `-- --case fds --rounds 5`
     /// (see `bench/pidmap-bench.c --help`).
     #[arg(last = true, value_name = "ARGS")]
@@ -62,13 +68,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     command.extend(args.extra.iter().cloned());
     let label = format!("bench-{flavor}");
-    let (outcome, log) = qemu::run_in_guest(
-        &args.kernel,
-        qemu::GuestClock::Host,
-        &[bin],
-        &command,
-        &label,
-    )?;
+    let clock = if args.instructions {
+        qemu::GuestClock::Instructions
+    } else {
+        qemu::GuestClock::Host
+    };
+    let (outcome, log) = qemu::run_in_guest(&args.kernel, clock, &[bin], &command, &label)?;
     let status = qemu::guest_exit_status(&outcome)?;
     // A run that failed part-way (a listing that disagreed with /proc)
     // still prints what it measured, then fails.
@@ -79,6 +84,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "Kernel: {flavor} 6.12 under QEMU, log {}",
             outcome.log.display()
         );
+        if args.instructions {
+            println!("Guest clock: instructions (-icount shift=0): 1 ns = 1 instruction.");
+        }
         println!();
         print!("{}", markdown_table(results));
     }
