@@ -331,8 +331,8 @@ pub fn shell_quote(args: &[String]) -> String {
         .join(" ")
 }
 
-/// Everything `qemu-test` runs, for `kernel`.
-pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<()> {
+/// Everything `qemu-test` runs, for `kernel`; returns how many tests.
+pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
     let rust = add_rust_tests(stage)?;
     add_cli(stage)?;
     let (c, kself) = if kernel.flavor.has_series() {
@@ -353,5 +353,5 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<()> {
     step(format!(
         "guest suite: {rust} Rust test binaries, {c} C tests, {kself} kselftests"
     ));
-    Ok(())
+    Ok(rust + c + kself)
 }

@@ -287,19 +287,23 @@ fn boot_headless(
 pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
     let label = format!("test-{}", kernel.flavor.name());
+    let mut expected = 0;
     let outcome = boot_headless(
         &kernel,
         args,
         GuestClock::Host,
         &Mode::Test,
         &label,
-        |stage| guest::test_payload(stage, &kernel),
+        |stage| {
+            expected = guest::test_payload(stage, &kernel)?;
+            Ok(())
+        },
     )?;
-    Ok(report_suite(&outcome))
+    Ok(report_suite(&outcome, expected))
 }
 
 /// Prints the verdict and the one summary line; returns the exit code.
-fn report_suite(outcome: &Outcome) -> i32 {
+fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
     let mut passed = outcome.passed;
     let mut failed = outcome.failed.len();
     // The kernel log is checked like a test: a splat fails the run.
@@ -328,9 +332,18 @@ fn report_suite(outcome: &Outcome) -> i32 {
             false
         }
     };
-    if reported && outcome.passed + outcome.failed.len() == 0 {
+    let seen = outcome.passed + outcome.failed.len();
+    if reported && seen == 0 {
         failed += 1;
         step("the guest ran no test");
+    } else if reported && seen < expected {
+        // A status of 0 says every test passed, but a result that never
+        // reached the console cannot be checked here: fail rather than trust.
+        failed += 1;
+        step(format!(
+            "only {seen} of {expected} test results reached the console (cut short?); see {}",
+            outcome.log.display()
+        ));
     }
     for name in &outcome.failed {
         step(format!("FAILED: {name}"));
@@ -407,4 +420,37 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
         .status()
         .context("cannot start qemu-system-x86_64")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean_exit(passed: usize) -> Outcome {
+        Outcome {
+            guest_status: Some(0),
+            debug_exit: Some(1),
+            splats: Vec::new(),
+            passed,
+            failed: Vec::new(),
+            log: PathBuf::from("test.log"),
+        }
+    }
+
+    #[test]
+    fn every_result_seen_passes() {
+        assert_eq!(report_suite(&clean_exit(4), 4), 0);
+    }
+
+    #[test]
+    fn a_result_lost_from_the_console_fails_despite_status_0() {
+        assert_eq!(report_suite(&clean_exit(3), 4), 1);
+    }
+
+    #[test]
+    fn a_splat_fails_a_clean_run() {
+        let mut outcome = clean_exit(4);
+        outcome.splats.push("WARNING: CPU: 0 PID: 1".to_string());
+        assert_eq!(report_suite(&outcome, 4), 1);
+    }
 }
