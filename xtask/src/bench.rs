@@ -73,7 +73,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         qemu::GuestClock::Host
     };
-    let (outcome, log) = qemu::run_in_guest(&args.kernel, clock, &[bin], &command, &label)?;
+    let (outcome, log) =
+        qemu::run_in_guest(&kernel, &args.kernel, clock, &[bin], &command, &label)?;
     let status = qemu::guest_exit_status(&outcome)?;
     // A run that failed part-way (a listing that disagreed with /proc)
     // still prints what it measured, then fails.

@@ -160,10 +160,8 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
     let kernels = [kernel_args(args, true), kernel_args(args, false)];
     // Build (or find cached) both kernels before the first boot, so the
     // boots run back to back.
-    let mut headers = PathBuf::new();
-    for k in &kernels {
-        headers = kernel::prepare(k)?.headers();
-    }
+    let prepared = [kernel::prepare(&kernels[0])?, kernel::prepare(&kernels[1])?];
+    let headers = prepared[1].headers();
     let src = workspace_root().join("bench").join("forkcost.c");
     let bin = xtask_dir().join("bench").join("forkcost");
     timed("building bench/forkcost.c static", || {
@@ -173,12 +171,18 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
     let command = vec!["/add/forkcost".to_string()];
     let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
     for boot in 1..=args.boots {
-        for (k, out) in kernels.iter().zip(samples.iter_mut()) {
-            let flavor = if k.unpatched { "unpatched" } else { "patched" };
+        for ((k, kernel), out) in kernels.iter().zip(&prepared).zip(samples.iter_mut()) {
+            let flavor = kernel.flavor.name();
             let label = format!("forkcost-{flavor}");
             step(format!("boot {boot}/{}: {flavor}", args.boots));
-            let (outcome, log) =
-                qemu::run_in_guest(k, clock, std::slice::from_ref(&bin), &command, &label)?;
+            let (outcome, log) = qemu::run_in_guest(
+                kernel,
+                k,
+                clock,
+                std::slice::from_ref(&bin),
+                &command,
+                &label,
+            )?;
             let status = qemu::guest_exit_status(&outcome)?;
             if status != 0 {
                 bail!(

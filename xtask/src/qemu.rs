@@ -383,18 +383,19 @@ pub fn guest_exit_status(outcome: &Outcome) -> Result<i32> {
     Ok(status)
 }
 
-/// Boots with the given payload and returns the outcome, for other xtask
-/// commands (the benchmarks). `command` runs under busybox sh in the guest.
+/// Boots `kernel` (already prepared: the callers need it before the boot
+/// for its headers) with the given payload and returns the outcome, for
+/// other xtask commands (the benchmarks). `command` runs under busybox sh in the guest.
 pub fn run_in_guest(
+    kernel: &Kernel,
     args: &KernelArgs,
     clock: GuestClock,
     add: &[PathBuf],
     command: &[String],
     label: &str,
 ) -> Result<(Outcome, String)> {
-    let kernel = kernel::prepare(args)?;
     let mode = Mode::Run(guest::shell_quote(command));
-    let outcome = boot_headless(&kernel, args, clock, &mode, label, |stage| {
+    let outcome = boot_headless(kernel, args, clock, &mode, label, |stage| {
         guest::add_user_files(stage, add)
     })?;
     let log = fs::read_to_string(&outcome.log)?;
