@@ -1093,6 +1093,19 @@ static void case_tasks_10k(void)
 	pop_kill(&p);
 }
 
+/* The JSON fields both tgid_scale results carry: the load and the drift. */
+static void scale_extra(struct result *r, const struct thread_holder *h,
+			struct side *ref_idle, struct side *ref_loaded, double drift)
+{
+	snprintf(r->extra, sizeof(r->extra),
+		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
+		 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
+		 "\"ratio_drift_corrected\": %.3f",
+		 h->threads + 1, opt.threads, h->seconds,
+		 median(ref_idle->samples, opt.rounds),
+		 median(ref_loaded->samples, opt.rounds), drift, r->ratio / drift);
+}
+
 /*
  * tgid_scale: idle cost of listing thread-group ids, then the cost with one
  * process holding N idle threads.  baseline = idle, new = loaded,
@@ -1170,22 +1183,12 @@ static void case_tgid_scale(void)
 		rp->base_iters = idle_p.iters;
 		rp->new_iters = load_p.iters;
 	}
-	snprintf(rr->extra, sizeof(rr->extra),
-		 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
-		 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
-		 "\"ratio_drift_corrected\": %.3f",
-		 holder.threads + 1, opt.threads, holder.seconds, median(ref_i.samples, opt.rounds),
-		 median(ref_l.samples, opt.rounds), drift, rr->ratio / drift);
+	scale_extra(rr, &holder, &ref_i, &ref_l, drift);
 	note("  reference workload: loaded/idle %.3f (host speed drift); "
 	     "readdir %.3f -> %.3f drift-corrected\n", drift, rr->ratio,
 	     rr->ratio / drift);
 	if (rp) {
-		snprintf(rp->extra, sizeof(rp->extra),
-			 ", \"threads\": %ld, \"threads_wanted\": %ld, \"spawn_s\": %.1f, "
-			 "\"ref_idle_ns\": %.1f, \"ref_loaded_ns\": %.1f, \"ref_drift\": %.3f, "
-			 "\"ratio_drift_corrected\": %.3f",
-			 holder.threads + 1, opt.threads, holder.seconds, median(ref_i.samples, opt.rounds),
-			 median(ref_l.samples, opt.rounds), drift, rp->ratio / drift);
+		scale_extra(rp, &holder, &ref_i, &ref_l, drift);
 		note("  pidmap %.3f -> %.3f drift-corrected\n", rp->ratio,
 		     rp->ratio / drift);
 	}
