@@ -114,9 +114,11 @@ static void leaders_of(const struct pt_ids *tasks, const struct pt_ids *holder_s
 		if (pt_ids_has(holder_set, tasks->v[i]))
 			continue;
 		tgid = proc_tgid_of(tasks->v[i]);
-		if (tgid > 0 && !(out->n && pt_ids_has(out, tgid)))
+		/* Kept sorted, so that pt_ids_has() can search it. */
+		if (tgid > 0 && !pt_ids_has(out, tgid)) {
 			pt_ids_push(out, tgid);
-		pt_ids_sort(out);
+			pt_ids_sort(out);
+		}
 	}
 }
 
