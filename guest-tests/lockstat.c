@@ -48,7 +48,7 @@ static int kid_main(void *arg)
 	/* Leave with the parent: 20,000 orphans would burden later tests. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (;;)
-		syscall(SYS_pause);
+		pause();
 	return 0;
 }
 
