@@ -312,7 +312,7 @@ static long pidmap_all(pid_t pid, unsigned int flags, int *buf, struct cost *c)
 	int start = 0;
 
 	for (;;) {
-		long r = sys_pidmap(pid, buf, IDBUF_CAP, start, flags);
+		long r = pidmap_at(pid, start, buf, IDBUF_CAP, flags);
 
 		if (c) {
 			c->syscalls++;
@@ -368,7 +368,7 @@ static long fdmap_all(struct cost *c)
 	int start = 0;
 
 	for (;;) {
-		long r = sys_fdmap(0, idbuf, IDBUF_CAP, start, 0);
+		long r = fdmap_at(0, start, idbuf, IDBUF_CAP, 0);
 
 		if (c) {
 			c->syscalls++;
@@ -1203,20 +1203,21 @@ static void case_tgid_scale(void)
 
 static void probe(void)
 {
-	/* No mode is EINVAL on a patched kernel; ENOSYS means absent. */
-	long r = sys_pidmap(0, NULL, 0, 0, 0);
+	/*
+	 * A valid count-0 call is 0 on a patched kernel; ENOSYS means absent.
+	 * Anything else is a broken kernel or sandbox: stop.
+	 */
+	long r = pidmap_at(0, 0, NULL, 0, PIDMAP_PROC);
 
-	if (r == 0 || errno != ENOSYS) {
-		if (r == 0 || errno != EINVAL)
-			die("pidmap probe: expected EINVAL, got %ld (%m)", r);
+	if (r == 0)
 		have_pidmap = true;
-	}
-	r = sys_fdmap(0, NULL, 0, 0, ~0u);
-	if (r == 0 || errno != ENOSYS) {
-		if (r == 0 || errno != EINVAL)
-			die("fdmap probe: expected EINVAL, got %ld (%m)", r);
+	else if (errno != ENOSYS)
+		die("pidmap probe: expected 0 or ENOSYS, got %ld (%m)", r);
+	r = fdmap_at(0, 0, NULL, 0, 0);
+	if (r == 0)
 		have_fdmap = true;
-	}
+	else if (errno != ENOSYS)
+		die("fdmap probe: expected 0 or ENOSYS, got %ld (%m)", r);
 }
 
 static void usage(int status)

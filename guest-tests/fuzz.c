@@ -3,13 +3,16 @@
  * fuzz: randomized hostile arguments for pidmap(2) and fdmap(2).
  *
  * PIDMAP_FUZZ_CALLS calls (default 200000, never fewer than 100000) with
- * random pids, flags, starts, counts and buffers, in two phases: as root and
- * as uid 65534 (so EACCES paths are hit too).  Most calls are cheap: error
- * paths and small counts, so the debug kernel under TCG gets through them in
- * a few seconds.
+ * random requests (struct size, tail bytes, start, target as a pid or a
+ * pidfd, procfs fd, __reserved, the request pointer itself), flags, counts
+ * and buffers, in two phases: as root and as uid 65534 (so the EPERM and
+ * hidden-target paths are hit too).  Most calls are cheap: error paths and
+ * small counts, so the debug kernel under TCG gets through them in a few
+ * seconds.
  *
  * Oracle, per call: the result is an errno whose documented condition
- * holds (EINVAL, EFAULT, ESRCH, EACCES/EPERM), or a count r <= count whose
+ * (docs/ABI.md, "Errors") holds (EINVAL, E2BIG, EFAULT, EBADF, ESRCH,
+ * EPERM), or a count r <= count whose
  * entries are strictly ascending and >= start.  For calls whose answer is
  * known exactly (our own fd table, our own threads, our own children) the
  * entries must equal the reference.  Nothing may be written beyond `count`
@@ -55,6 +58,16 @@ enum { C_ZERO, C_ONE, C_SMALL, C_MEDIUM, C_HUGE, C_NR };
 static const char *const count_names[C_NR] = { "zero", "one", "small", "medium", "huge" };
 enum { S_ZERO, S_SMALL, S_RANDOM, S_INTMAX, S_NEGATIVE, S_NR };
 static const char *const start_names[S_NR] = { "zero", "small", "random", "int_max", "negative" };
+enum req_class {
+	R_VALID, R_SHORT, R_LONG_ZERO, R_LONG_NONZERO, R_HUGE, R_NULL, R_UNMAPPED,
+	R_FIELD, R_NR
+};
+static const char *const req_names[R_NR] = {
+	"valid", "short", "long_zero_tail", "long_nonzero_tail", "over_a_page", "null",
+	"unmapped", "bad_field",
+};
+/* How req->target / req->procfs_fd name a file, when they are fds. */
+enum fd_class { D_GOOD, D_WRONG_KIND, D_CLOSED, D_NEGATIVE, D_NR };
 enum { F_VALID, F_INVALID, F_NR };
 static const char *const flag_names[F_NR] = { "valid", "invalid" };
 
@@ -63,7 +76,8 @@ struct stats {
 	unsigned long calls, faults;
 	unsigned long by_buf[B_NR], by_pid[P_NR], by_count[C_NR], by_start[S_NR];
 	unsigned long by_flags[2][F_NR];	/* [is_fdmap][valid?] */
-	unsigned long ok, by_errno[5];		/* EINVAL EFAULT ESRCH EACCES EPERM */
+	unsigned long by_req[R_NR], pidfd_targets, procfs_views;
+	unsigned long ok, by_errno[6];		/* EINVAL EFAULT ESRCH E2BIG EPERM EBADF */
 	unsigned long violations, canary, overclaim, order, mismatch;
 	unsigned long partial_efault;		/* EFAULT although k slots were writable */
 	unsigned long tail_writes;		/* slots in [r, count) changed */
@@ -92,8 +106,13 @@ static struct {
 	unsigned char *ro;		/* one read-only page */
 	unsigned char *hole;		/* an unmapped page */
 	unsigned char *edge;		/* end of a RW region; a guard page follows */
-	pid_t self, thread, child, zombie, reaped, rootproc;
+	pid_t self, thread, child, zombie, reaped, rootproc, kthreadd;
 	pid_t pid_max;
+	int pidfd[P_NR];		/* pidfds of the targets that have one, else -1 */
+	int proc_fd;			/* O_PATH fd of /proc (hidepid=off) */
+	int null_fd;			/* /dev/null: an open fd that is neither */
+	int closed_fd;			/* a number that is no open fd */
+	unsigned char *reqbuf;		/* 2 pages for the request struct */
 	struct pt_ids fds, tids, kids_live, kids_all;
 	int as_nobody;
 } env;
@@ -120,6 +139,8 @@ static unsigned char *map(size_t len, int prot)
 	return p;
 }
 
+static pid_t kthreadd_pid;
+
 static void setup_env(int as_nobody)
 {
 	unsigned char *p;
@@ -127,10 +148,13 @@ static void setup_env(int as_nobody)
 	int status, fd;
 	pid_t tid = 0;
 	char buf[32];
+	int reaped_pidfd;
 
 	env.as_nobody = as_nobody;
 	env.self = getpid();
 	env.rootproc = getppid();	/* the root-owned parent */
+	/* Found while still root: the default view hides it from uid 65534. */
+	env.kthreadd = kthreadd_pid;
 
 	/* RW pages followed by a PROT_NONE guard: writes past the end fault. */
 	p = map(5 * PAGE, PROT_READ | PROT_WRITE);
@@ -194,6 +218,10 @@ static void setup_env(int as_nobody)
 		pt_die("fork");
 	if (env.reaped == 0)
 		_exit(0);
+	/* Its pidfd outlives it: a pidfd target that has exited. */
+	reaped_pidfd = (int)syscall(SYS_pidfd_open, env.reaped, 0);
+	if (reaped_pidfd < 0)
+		pt_die("pidfd_open reaped");
 	if (waitpid(env.reaped, &status, 0) != env.reaped)
 		pt_die("waitpid");
 	env.zombie = fork();
@@ -209,6 +237,36 @@ static void setup_env(int as_nobody)
 		if (waitid(P_PID, (id_t)env.zombie, &si, WEXITED | WNOWAIT))
 			pt_die("waitid");
 	}
+
+	/* pidfds, opened before the reaped one goes (it is held open). */
+	{
+		int i;
+
+		for (i = 0; i < P_NR; i++)
+			env.pidfd[i] = -1;
+		env.pidfd[P_REAPED] = reaped_pidfd;
+		env.pidfd[P_SELF] = (int)syscall(SYS_pidfd_open, env.self, 0);
+		env.pidfd[P_CHILD] = (int)syscall(SYS_pidfd_open, env.child, 0);
+		env.pidfd[P_ZOMBIE] = (int)syscall(SYS_pidfd_open, env.zombie, 0);
+		env.pidfd[P_INIT] = (int)syscall(SYS_pidfd_open, 1, 0);
+		env.pidfd[P_ROOTPROC] = (int)syscall(SYS_pidfd_open, env.rootproc, 0);
+		/* PIDFD_THREAD (O_EXCL): a pidfd of a non-leader thread. */
+		env.pidfd[P_THREAD] = (int)syscall(SYS_pidfd_open, env.thread, O_EXCL);
+		for (i = 0; i < P_NR; i++)
+			if ((i == P_SELF || i == P_CHILD || i == P_ZOMBIE || i == P_INIT ||
+			     i == P_ROOTPROC || i == P_THREAD) && env.pidfd[i] < 0)
+				pt_die("pidfd_open for %s", pid_names[i]);
+	}
+	env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	env.null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (env.proc_fd < 0 || env.null_fd < 0)
+		pt_die("open /proc or /dev/null");
+	env.closed_fd = 999;
+	if (fcntl(env.closed_fd, F_GETFD) != -1)
+		pt_die("fd 999 is open");
+	env.reqbuf = map(3 * PAGE, PROT_READ | PROT_WRITE);
+	if (mprotect(env.reqbuf + 2 * PAGE, PAGE, PROT_NONE))
+		pt_die("mprotect");
 
 	/*
 	 * Exact references for the targets nobody else changes.  opendir()
@@ -232,6 +290,9 @@ static void setup_env(int as_nobody)
 		}
 		pt_ids_free(&fds);
 	}
+	pt_ids_clear(&env.tids);
+	pt_ids_clear(&env.kids_live);
+	pt_ids_clear(&env.kids_all);
 	if (pt_readdir_ids("/proc/self/task", &env.tids))
 		pt_die("readdir /proc/self/task");
 	pt_ids_push(&env.kids_live, env.child);
@@ -244,9 +305,17 @@ static void setup_env(int as_nobody)
 /* One random call and its inputs. */
 struct call {
 	int is_fdmap;
-	pid_t pid;
+	pid_t pid;		/* the pid the target names (req->target unless a pidfd) */
+	int target;		/* req->target as sent */
+	int procfs_fd;		/* req->procfs_fd as sent */
+	int pidfd_target;	/* the TARGET_PIDFD flag is set */
+	enum fd_class tfd, vfd;	/* target fd / procfs fd class, when they are fds */
+	enum req_class rc;
+	unsigned int size;	/* req->size as sent */
+	unsigned int reserved;	/* fdmap: req->__reserved as sent */
 	unsigned int flags, count;
 	int start;
+	void *req;
 	enum buf_class bc;
 	enum pid_class pc;
 	int cc, sc, fc;
@@ -266,7 +335,7 @@ static void pick_pid(struct call *c)
 	case P_ZOMBIE: c->pid = env.zombie; break;
 	case P_REAPED: c->pid = env.reaped; break;
 	case P_INIT: c->pid = 1; break;
-	case P_KTHREADD: c->pid = 2; break;
+	case P_KTHREADD: c->pid = env.kthreadd; break;
 	case P_ROOTPROC: c->pid = env.rootproc; break;
 	case P_RANDOM: c->pid = (pid_t)below((unsigned int)env.pid_max); break;
 	case P_NEGATIVE:
@@ -278,6 +347,9 @@ static void pick_pid(struct call *c)
 	}
 }
 
+#define PIDMAP_KNOWN_FLAGS \
+	(PIDMAP_MODE_MASK | PIDMAP_IGNORE_KTHREADS | PIDMAP_TARGET_PIDFD | PIDMAP_PROCFS)
+
 static void pick_flags(struct call *c)
 {
 	static const unsigned int modes[] = {
@@ -286,21 +358,30 @@ static void pick_flags(struct call *c)
 	unsigned int f;
 
 	if (c->is_fdmap) {
-		/* fdmap takes no flags: any bit is EINVAL. */
-		c->flags = below(5) ? 0 : (below(2) ? 1u << below(32) : (unsigned int)rnd());
-		c->fc = c->flags ? F_INVALID : F_VALID;
+		/* fdmap knows one flag: any other bit is EINVAL. */
+		if (below(5))
+			c->flags = below(3) ? 0 : FDMAP_TARGET_PIDFD;
+		else
+			c->flags = below(2) ? 1u << below(32) : (unsigned int)rnd();
+		c->fc = c->flags & ~FDMAP_TARGET_PIDFD ? F_INVALID : F_VALID;
+		c->pidfd_target = !!(c->flags & FDMAP_TARGET_PIDFD);
 		return;
 	}
 	if (below(3)) {
 		f = modes[below(4)];
 		if (below(2))
 			f |= PIDMAP_IGNORE_KTHREADS;
-		/* PROC/ALL_TASKS want pid 0: mostly give them that. */
+		if (!below(3))
+			f |= PIDMAP_PROCFS;
+		/* A pidfd target mostly where it is allowed. */
+		if ((f & (PIDMAP_TASKS | PIDMAP_CHILDREN)) ? below(3) == 0 : below(20) == 0)
+			f |= PIDMAP_TARGET_PIDFD;
+		/* PROC/ALL_TASKS want target 0: mostly give them that. */
 		if ((f & (PIDMAP_PROC | PIDMAP_ALL_TASKS)) && below(4))
 			c->pid = 0, c->pc = P_ZERO;
 	} else {
 		switch (below(5)) {
-		case 0: f = below(2) ? 0 : PIDMAP_IGNORE_KTHREADS; break;
+		case 0: f = below(2) ? 0 : PIDMAP_IGNORE_KTHREADS | PIDMAP_PROCFS; break;
 		case 1: f = modes[below(4)] | modes[below(4)] | modes[below(4)]; break;
 		case 2: f = modes[below(4)] | (1u << (4 + below(28))); break;
 		case 3: f = 0xffffffffu; break;
@@ -308,9 +389,110 @@ static void pick_flags(struct call *c)
 		}
 	}
 	c->flags = f;
-	c->fc = (f & ~(PIDMAP_MODE_MASK | PIDMAP_IGNORE_KTHREADS)) ||
-			__builtin_popcount(f & PIDMAP_MODE_MASK) != 1
+	c->fc = (f & ~PIDMAP_KNOWN_FLAGS) || __builtin_popcount(f & PIDMAP_MODE_MASK) != 1
 		? F_INVALID : F_VALID;
+	c->pidfd_target = !!(f & PIDMAP_TARGET_PIDFD);
+}
+
+/* An fd for a field: the good one mostly, else the wrong kind, closed or -1. */
+static enum fd_class pick_fd_class(void)
+{
+	return below(4) ? D_GOOD : (enum fd_class)(1 + below(D_NR - 1));
+}
+
+static int fd_of_class(enum fd_class k, int good)
+{
+	switch (k) {
+	case D_GOOD: return good;
+	case D_WRONG_KIND: return env.null_fd;
+	case D_CLOSED: return env.closed_fd;
+	default: return -1;
+	}
+}
+
+/* req->target and req->procfs_fd from the pid class and the flags. */
+static void pick_target(struct call *c)
+{
+	c->target = c->pid;
+	if (c->pidfd_target) {
+		c->tfd = pick_fd_class();
+		if (c->tfd == D_GOOD) {
+			/* A target that has a pidfd; pc/pid say what it names. */
+			while (env.pidfd[c->pc] < 0)
+				c->pc = (enum pid_class)below(P_NR);
+			c->pid = c->pc == P_REAPED ? env.reaped : c->pc == P_ZOMBIE ? env.zombie :
+				 c->pc == P_CHILD ? env.child : c->pc == P_INIT ? 1 :
+				 c->pc == P_ROOTPROC ? env.rootproc : c->pc == P_THREAD ? env.thread :
+				 env.self;
+		}
+		c->target = fd_of_class(c->tfd, env.pidfd[c->pc]);
+		st->pidfd_targets++;
+	}
+	c->procfs_fd = 0;
+	if (!c->is_fdmap && (c->flags & PIDMAP_PROCFS)) {
+		c->vfd = pick_fd_class();
+		c->procfs_fd = fd_of_class(c->vfd, env.proc_fd);
+		st->procfs_views += c->vfd == D_GOOD;
+	}
+}
+
+/* The request struct: its size, its tail, the fields that must be 0, its address. */
+static void pick_request(struct call *c)
+{
+	unsigned char *r;
+	unsigned int room;
+
+	c->rc = below(4) ? R_VALID : (enum req_class)(1 + below(R_NR - 1));
+	c->size = 16;
+	c->reserved = 0;
+	switch (c->rc) {
+	case R_SHORT: c->size = below(16); break;
+	case R_LONG_ZERO:
+	case R_LONG_NONZERO: c->size = 17 + below(PAGE - 16); break;
+	case R_HUGE: c->size = below(2) ? UINT_MAX : PAGE + 1 + below(1u << 20); break;
+	case R_FIELD:
+		if (c->is_fdmap) {
+			c->reserved = 1u << below(32);
+		} else if (!(c->flags & PIDMAP_PROCFS)) {
+			/* procfs_fd without PIDMAP_PROCFS: EINVAL, never ignored. */
+			c->procfs_fd = below(2) ? env.proc_fd : 1 + (int)below(1000);
+		} else {
+			c->rc = R_VALID;
+		}
+		break;
+	default: break;
+	}
+	if (c->rc == R_NULL) {
+		c->req = NULL;
+		return;
+	}
+	if (c->rc == R_UNMAPPED) {
+		/* The hole, or the last 8 bytes before a guard page. */
+		c->req = below(2) ? (void *)env.hole : env.reqbuf + 2 * PAGE - 8;
+		return;
+	}
+	/* Placed so the bytes the kernel may read end at or before the guard. */
+	room = c->size > PAGE ? 16 : c->size < 16 ? 16 : c->size;
+	r = env.reqbuf + 2 * PAGE - room - 4 * below((2 * PAGE - room) / 4 + 1);
+	memset(r, 0, room);
+	if (c->is_fdmap) {
+		struct fdmap_req q = {
+			.size = c->size, .start = c->start, .target = c->target,
+			.__reserved = c->reserved,
+		};
+
+		memcpy(r, &q, 16);
+	} else {
+		struct pidmap_req q = {
+			.size = c->size, .start = c->start, .target = c->target,
+			.procfs_fd = c->procfs_fd,
+		};
+
+		memcpy(r, &q, 16);
+	}
+	if (c->rc == R_LONG_NONZERO)
+		r[16 + below(c->size - 16)] = (unsigned char)(1 + below(255));
+	c->req = r;
 }
 
 static void pick_start_count(struct call *c)
@@ -397,33 +579,42 @@ static void violation(const struct call *c, long r, int e, const char *why)
 {
 	st->violations++;
 	if (st->violations <= 20)
-		pt_err("%s(pid=%d [%s], buf=%p [%s], count=%u, start=%d, flags=%#x) = %ld (%s): %s",
-		       c->is_fdmap ? "fdmap" : "pidmap", c->pid, pid_names[c->pc],
-		       (void *)c->buf, buf_names[c->bc], c->count, c->start, c->flags,
-		       r, r < 0 ? pt_errname(e) : "ok", why);
+		pt_err("%s(req=%p [%s] {size=%u start=%d target=%d [%s%s %d] %s=%d}, buf=%p [%s], "
+		       "count=%u, flags=%#x) = %ld (%s): %s",
+		       c->is_fdmap ? "fdmap" : "pidmap", c->req, req_names[c->rc], c->size,
+		       c->start, c->target, c->pidfd_target ? "pidfd of " : "", pid_names[c->pc],
+		       c->pid, c->is_fdmap ? "__reserved" : "procfs_fd",
+		       c->is_fdmap ? (int)c->reserved : c->procfs_fd, (void *)c->buf,
+		       buf_names[c->bc], c->count, c->flags, r, r < 0 ? pt_errname(e) : "ok", why);
 }
 
-/* May this (existing or not) pid legitimately give ESRCH? */
+/* Does the view hide this target from us (the default view, as uid 65534)? */
+static int hidden_target(const struct call *c)
+{
+	if (c->is_fdmap || !env.as_nobody || (c->flags & PIDMAP_PROCFS))
+		return 0;
+	return c->pc == P_INIT || c->pc == P_KTHREADD || c->pc == P_ROOTPROC;
+}
+
+/* May this (existing or not) target legitimately give ESRCH? */
 static int may_esrch(const struct call *c)
 {
+	if (hidden_target(c))
+		return 1;
 	switch (c->pc) {
 	case P_ZERO:
 	case P_SELF:
 	case P_CHILD:
 	case P_INIT:
 	case P_ROOTPROC:
+	case P_THREAD:	/* any thread names its group; fdmap its table */
 		return 0;
 	case P_KTHREADD:
 		/* Kernel threads share init_files; "no fd table" is defensible. */
 		return c->is_fdmap;
-	case P_THREAD:
-		/*
-		 * A non-leader tid: the ABI speaks of "thread group pid" and
-		 * "process pid", so ESRCH is defensible in every mode.
-		 */
-		return 1;
 	case P_ZOMBIE:
-		return 1;
+		/* TASKS lists a zombie's leader, CHILDREN is empty; no fd table. */
+		return c->is_fdmap;
 	default:
 		return 1;
 	}
@@ -440,9 +631,11 @@ static unsigned int mode_of(const struct call *c)
  */
 static const struct pt_ids *reference(const struct call *c, const struct pt_ids **alt)
 {
-	int me = c->pid == 0 || c->pid == env.self;
+	int me = c->pc == P_ZERO || c->pc == P_SELF || c->pc == P_THREAD;
 
 	*alt = NULL;
+	if (c->pidfd_target && c->tfd != D_GOOD)
+		return NULL;
 	if (!me)
 		return NULL;
 	if (c->is_fdmap)
@@ -479,16 +672,26 @@ static int matches(const struct pt_ids *ref, const int *v, long r, int start,
 static void check(struct call *c, long r, int e)
 {
 	unsigned int mode = mode_of(c);
-	int einval, bad_buf, eperm_ok;
+	int einval, ebadf, e2big, efault_req, bad_buf, eperm_ok, procfs = 0;
 
-	einval = c->start < 0 || c->pid < 0;
-	if (c->is_fdmap)
-		einval |= c->flags != 0;
-	else
-		einval |= c->fc == F_INVALID ||
-			  (c->pid != 0 && (mode == PIDMAP_PROC || mode == PIDMAP_ALL_TASKS));
+	if (!c->is_fdmap)
+		procfs = !!(c->flags & PIDMAP_PROCFS);
+	einval = c->start < 0 || c->target < 0 || c->fc == F_INVALID || c->rc == R_SHORT;
+	if (c->is_fdmap) {
+		einval |= c->reserved != 0;
+	} else {
+		einval |= (mode == PIDMAP_PROC || mode == PIDMAP_ALL_TASKS) &&
+			  (c->target != 0 || c->pidfd_target);
+		einval |= !procfs && c->procfs_fd != 0;
+		einval |= procfs && c->vfd == D_WRONG_KIND;
+	}
+	einval |= c->pidfd_target && c->tfd == D_WRONG_KIND;
+	ebadf = (procfs && (c->vfd == D_CLOSED || c->vfd == D_NEGATIVE)) ||
+		(c->pidfd_target && (c->tfd == D_CLOSED || c->tfd == D_NEGATIVE));
+	e2big = c->rc == R_LONG_NONZERO || c->rc == R_HUGE;
+	efault_req = c->rc == R_NULL || c->rc == R_UNMAPPED;
 	bad_buf = c->slots < (long)c->count;
-	/* Only fdmap checks permissions, and root may read everything. */
+	/* Only fdmap checks ptrace rights, and root may read everything. */
 	eperm_ok = c->is_fdmap && env.as_nobody &&
 		   (c->pc == P_INIT || c->pc == P_KTHREADD || c->pc == P_ROOTPROC ||
 		    c->pc == P_RANDOM || c->pc == P_TOOBIG);
@@ -496,11 +699,15 @@ static void check(struct call *c, long r, int e)
 	if (r < 0) {
 		switch (e) {
 		case EINVAL: st->by_errno[0]++; if (!einval) violation(c, r, e, "EINVAL without cause"); break;
+		case E2BIG: st->by_errno[3]++; if (!e2big) violation(c, r, e, "E2BIG without cause"); break;
+		case EBADF: st->by_errno[5]++; if (!ebadf) violation(c, r, e, "EBADF without cause"); break;
 		case EFAULT:
 			st->by_errno[1]++;
+			if (efault_req)
+				break;
 			/*
 			 * count 0 must not fault, except that an address that
-			 * is no user address at all may fail access_ok().
+			 * is no user address at all fails access_ok().
 			 */
 			if (!bad_buf || (c->count == 0 && c->bc != B_KERNEL && c->bc != B_NONCANON))
 				violation(c, r, e, "EFAULT with a writable buffer or count 0");
@@ -509,14 +716,15 @@ static void check(struct call *c, long r, int e)
 			break;
 		case ESRCH:
 			st->by_errno[2]++;
-			if (!may_esrch(c))
+			if (einval || ebadf || e2big || efault_req)
+				violation(c, r, e, "ESRCH for a request that is invalid");
+			else if (!may_esrch(c))
 				violation(c, r, e, "ESRCH for a live target");
 			break;
-		case EACCES:
 		case EPERM:
-			st->by_errno[e == EACCES ? 3 : 4]++;
+			st->by_errno[4]++;
 			if (!eperm_ok)
-				violation(c, r, e, "EACCES/EPERM without cause");
+				violation(c, r, e, "EPERM without cause");
 			break;
 		default:
 			violation(c, r, e, "undocumented errno");
@@ -524,13 +732,29 @@ static void check(struct call *c, long r, int e)
 		return;
 	}
 
+	if (ebadf || e2big || efault_req) {
+		st->ok++;
+		violation(c, r, 0, "success despite a bad request, fd or size");
+		return;
+	}
+	if (hidden_target(c) && (mode == PIDMAP_TASKS || mode == PIDMAP_CHILDREN)) {
+		st->ok++;
+		violation(c, r, 0, "a target the default view hides was listed");
+		return;
+	}
+	if (c->pidfd_target && c->pc == P_REAPED) {
+		st->ok++;
+		violation(c, r, 0, "success for a pidfd whose process is gone");
+		return;
+	}
 	st->ok++;
 	if (einval) {
 		violation(c, r, 0, "success despite invalid arguments");
 		return;
 	}
 	/* count 0 may answer before the pid is looked up. */
-	if (c->count && (c->pc == P_REAPED || (c->pc == P_ZOMBIE && c->is_fdmap))) {
+	if (c->count && ((c->pc == P_REAPED && !c->pidfd_target) ||
+			 (c->pc == P_ZOMBIE && c->is_fdmap))) {
 		char path[32];
 
 		/* A reused pid is the only excuse. */
@@ -631,13 +855,15 @@ static void fuzz(unsigned long n)
 		pick_pid(&c);
 		pick_flags(&c);
 		pick_start_count(&c);
+		pick_target(&c);
+		pick_request(&c);
 		pick_buffer(&c);
 		if (c.canary)
 			fill_canary(&c);
 
 		errno = 0;
-		r = c.is_fdmap ? sys_fdmap(c.pid, (int *)c.buf, c.count, c.start, c.flags)
-			       : sys_pidmap(c.pid, (int *)c.buf, c.count, c.start, c.flags);
+		r = c.is_fdmap ? sys_fdmap(c.req, (int *)c.buf, c.count, c.flags)
+			       : sys_pidmap(c.req, (int *)c.buf, c.count, c.flags);
 		e = errno;
 
 		st->calls++;
@@ -646,6 +872,7 @@ static void fuzz(unsigned long n)
 		st->by_count[c.cc]++;
 		st->by_start[c.sc]++;
 		st->by_flags[c.is_fdmap][c.fc]++;
+		st->by_req[c.rc]++;
 		if (c.slots < (long)c.count)
 			st->faults++;
 		check(&c, r, e);
@@ -706,10 +933,8 @@ int main(void)
 
 	pt_name = "fuzz";
 	pt_require_syscalls();
-#ifndef PIDMAP_TEST_EMULATE
 	if (calls < 100000)
 		calls = 100000;	/* the floor, on every kernel */
-#endif
 	rng = seed_env ? strtoull(seed_env, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
 	if (!rng)
 		rng = 1;
@@ -717,6 +942,9 @@ int main(void)
 	       (unsigned long long)rng, calls);
 	fflush(stdout);
 	splats0 = pt_count_splats();
+	kthreadd_pid = pt_kthreadd();
+	if (kthreadd_pid <= 0)
+		pt_die("no kthreadd (a kernel thread with parent 0) in /proc");
 	alarm(280);
 
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -735,13 +963,17 @@ int main(void)
 		printf("FUZZ: class=count:%s inputs=%lu\n", count_names[i], st->by_count[i]);
 	for (i = 0; i < S_NR; i++)
 		printf("FUZZ: class=start:%s inputs=%lu\n", start_names[i], st->by_start[i]);
+	for (i = 0; i < R_NR; i++)
+		printf("FUZZ: class=request:%s inputs=%lu\n", req_names[i], st->by_req[i]);
+	printf("FUZZ: class=target:pidfd inputs=%lu\nFUZZ: class=view:procfs_fd inputs=%lu\n",
+	       st->pidfd_targets, st->procfs_views);
 	for (i = 0; i < F_NR; i++)
 		printf("FUZZ: class=flags:pidmap_%s inputs=%lu\nFUZZ: class=flags:fdmap_%s inputs=%lu\n",
 		       flag_names[i], st->by_flags[0][i], flag_names[i], st->by_flags[1][i]);
-	printf("FUZZ: results ok=%lu EINVAL=%lu EFAULT=%lu ESRCH=%lu EACCES=%lu EPERM=%lu "
+	printf("FUZZ: results ok=%lu EINVAL=%lu EFAULT=%lu ESRCH=%lu E2BIG=%lu EPERM=%lu EBADF=%lu "
 	       "partial_efault=%lu tail_writes=%lu\n",
 	       st->ok, st->by_errno[0], st->by_errno[1], st->by_errno[2], st->by_errno[3],
-	       st->by_errno[4], st->partial_efault, st->tail_writes);
+	       st->by_errno[4], st->by_errno[5], st->partial_efault, st->tail_writes);
 	inputs_checked = st->calls;
 	splats = pt_new_splats(splats0);
 	printf("RELIABILITY: name=fuzz ops=%lu faults=%lu inputs=%lu dups=%lu misses=%lu "

@@ -259,17 +259,17 @@ static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded
 			if (pt_ids_has(&tasks, outer[j]))
 				continue;	/* the number is taken here too */
 			errno = 0;
-			r = sys_pidmap(outer[j], one, 1, 0, PIDMAP_TASKS);
+			r = pidmap_at(outer[j], 0, one, 1, PIDMAP_TASKS);
 			check(r == -1 && errno == ESRCH,
 			      "level %d: TASKS(outer pid %d) = %ld (%s), want ESRCH", level,
 			      outer[j], r, pt_errname(errno));
 			errno = 0;
-			r = sys_pidmap(outer[j], one, 1, 0, PIDMAP_CHILDREN);
+			r = pidmap_at(outer[j], 0, one, 1, PIDMAP_CHILDREN);
 			check(r == -1 && errno == ESRCH,
 			      "level %d: CHILDREN(outer pid %d) = %ld (%s), want ESRCH", level,
 			      outer[j], r, pt_errname(errno));
 			errno = 0;
-			r = sys_fdmap(outer[j], one, 1, 0, 0);
+			r = fdmap_at(outer[j], 0, one, 1, 0);
 			check(r == -1 && errno == ESRCH,
 			      "level %d: fdmap(outer pid %d) = %ld (%s), want ESRCH", level,
 			      outer[j], r, pt_errname(errno));

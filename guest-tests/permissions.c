@@ -8,13 +8,15 @@
  *   O      uid/gid 65533, dumpable;
  *   U      uid/gid 65534, the tester; it forks
  *   U2     uid/gid 65534, its own process, whose dumpable flag U toggles.
- * As U: fdmap of R, Rnd, O and pid 1 must be refused (EACCES/EPERM); fdmap
+ * As U: fdmap of R, Rnd, O and pid 1 must be refused with EPERM; fdmap
  * of itself (pid 0 and its pid) and of U2 must work and match /proc; after
  * U2 sets PR_SET_DUMPABLE 0 it is refused, and works again after 1; a
  * non-dumpable U still reads its own table (same thread group); an unused
- * pid is ESRCH (ENOENT from /proc).  pidmap needs no privilege: as U, every
- * mode lists what /proc lists.  As root, everything is allowed
- * (CAP_SYS_PTRACE), including the non-dumpable processes.
+ * pid is ESRCH (ENOENT from /proc).  pidmap through the view of our
+ * hidepid=off /proc (PIDMAP_PROCFS) needs no privilege: as U, every mode
+ * lists what that /proc lists (visibility.c covers the other hidepid=
+ * values and the fail-closed default view).  As root, everything is
+ * allowed (CAP_SYS_PTRACE), including the non-dumpable processes.
  *
  * setuid() makes a process non-dumpable (suid_dumpable is 0), so every
  * process that changes uid sets PR_SET_DUMPABLE 1 again: a refusal must
@@ -36,12 +38,14 @@ static struct {
 } *res;
 
 static int release[2];
+static int proc_fd = -1;	/* O_PATH fd of our hidepid=off /proc */
 
 static enum outcome classify(int e)
 {
 	if (e == 0)
 		return OK;
-	if (e == EACCES || e == EPERM)
+	/* EPERM, as kcmp(2) and pidfd_getfd(2) say; EACCES is v1's answer. */
+	if (e == EPERM)
 		return DENIED;
 	if (e == ESRCH || e == ENOENT)
 		return GONE;
@@ -166,7 +170,7 @@ static void u2_set(int cmd, int ack, char c)
 		pt_die("U2 did not answer");
 }
 
-/* pidmap as an unprivileged uid: it lists what /proc lists. */
+/* pidmap as an unprivileged uid, through /proc's view: what /proc lists. */
 static void listing_cases(pid_t r, pid_t o, pid_t parent)
 {
 	static const unsigned int modes[] = { PIDMAP_PROC, PIDMAP_ALL_TASKS };
@@ -185,7 +189,8 @@ static void listing_cases(pid_t r, pid_t o, pid_t parent)
 			e = i ? pt_proc_all_tasks(&ref) : pt_proc_tgids(&ref);
 			if (e)
 				pt_die("readdir /proc");
-			e = pt_enumerate(0, 0, modes[i], 7, &got, &st);
+			e = pt_enumerate_view(0, proc_fd, 0, modes[i] | PIDMAP_PROCFS, 7, &got,
+					      &st);
 			if (i ? pt_proc_all_tasks(&ref2) : pt_proc_tgids(&ref2))
 				pt_die("readdir /proc");
 			ok = !e && (pt_ids_equal(&got, &ref) || pt_ids_equal(&got, &ref2));
@@ -210,7 +215,8 @@ static void listing_cases(pid_t r, pid_t o, pid_t parent)
 		pt_ids_clear(&ref);
 		if (pt_readdir_ids(path, &ref))
 			pt_die("readdir %s", path);
-		e = pt_enumerate(0, targets[i], PIDMAP_TASKS, 7, &got, &st);
+		e = pt_enumerate_view(0, proc_fd, targets[i], PIDMAP_TASKS | PIDMAP_PROCFS, 7,
+				      &got, &st);
 		res->cases++;
 		if (!e && pt_ids_equal(&got, &ref)) {
 			res->agree++;
@@ -221,7 +227,7 @@ static void listing_cases(pid_t r, pid_t o, pid_t parent)
 		}
 	}
 	/* CHILDREN of the root parent: R, Rnd, O and ourselves at least. */
-	e = pt_enumerate(0, parent, PIDMAP_CHILDREN, 7, &got, &st);
+	e = pt_enumerate_view(0, proc_fd, parent, PIDMAP_CHILDREN | PIDMAP_PROCFS, 7, &got, &st);
 	res->cases++;
 	if (!e && pt_ids_has(&got, r) && pt_ids_has(&got, o) && pt_ids_has(&got, getpid()) &&
 	    got.n == 4) {
@@ -325,6 +331,9 @@ int main(void)
 		pt_die("mmap");
 	if (pipe(release))
 		pt_die("pipe");
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		pt_die("open /proc");
 
 	r = idler(0, 1);
 	rnd = idler(0, 0);

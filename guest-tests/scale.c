@@ -66,7 +66,7 @@ static int list_one_call(pid_t pid, unsigned int flags, struct pt_ids *out, size
 		out->v = v;
 		out->cap = cap;
 	}
-	r = sys_pidmap(pid, out->v, (unsigned int)cap, 0, flags);
+	r = pidmap_at(pid, 0, out->v, (unsigned int)cap, flags);
 	if (r < 0)
 		return errno;
 	if ((size_t)r >= cap)
@@ -251,7 +251,7 @@ static void check_reaped(struct world *w)
 	if (list_one_call(0, PIDMAP_PROC, &got, 4096) == 0 && pt_ids_has(&got, w->holder))
 		fail("the reaped holder %d is still listed", w->holder);
 	errno = 0;
-	r = sys_pidmap(w->holder, got.v, 16, 0, PIDMAP_TASKS);
+	r = pidmap_at(w->holder, 0, got.v, 16, PIDMAP_TASKS);
 	if (r != -1 || errno != ESRCH)
 		fail("PIDMAP_TASKS of the reaped holder %d = %ld (%s), want ESRCH",
 		     w->holder, r, pt_errname(errno));

@@ -423,7 +423,7 @@ static pid_t loopers[N_LOOPERS];
 static pid_t sleepers[N_SLEEPERS];
 static pid_t checker_tids[N_CHECKERS];
 static int self_fds[4];
-static int have_kthreadd;
+static int kthreadd = -1;	/* found by PF_KTHREAD, not assumed to be 2 */
 static volatile int checkers_go;	/* set once every checker tid is known */
 /*
  * Checker tids are stable ids: no checker may exit while another is still
@@ -562,15 +562,15 @@ static void *pidmap_checker(void *arg)
 				expect(s, &got, what, tasks, nt);
 			else
 				expect(s, &got, what, procs, np);
-			/* kthreadd (pid 2) is listed without the modifier only. */
-			if (have_kthreadd && ik && pt_ids_has(&got, 2)) {
+			/* kthreadd is listed without the modifier only. */
+			if (kthreadd > 0 && ik && pt_ids_has(&got, kthreadd)) {
 				s->kthread_leaks++;
 				if (s->kthread_leaks <= 3)
 					pt_err("%s|IGNORE_KTHREADS listed kthreadd", what);
 			}
-			if (have_kthreadd && !ik && !pt_ids_has(&got, 2)) {
+			if (kthreadd > 0 && !ik && !pt_ids_has(&got, kthreadd)) {
 				s->misses++;
-				report_miss(s, what, 2, got.n);
+				report_miss(s, what, kthreadd, got.n);
 			}
 			break;
 		case 2:
@@ -733,7 +733,9 @@ int main(int argc, char **argv)
 	map_shared(i);
 	snprintf(exec_fd_arg, sizeof(exec_fd_arg), "%d", memfd);
 
-	have_kthreadd = pt_is_kthread(2) == 1;
+	kthreadd = pt_kthreadd();
+	if (kthreadd <= 0)
+		pt_die("no kthreadd (a kernel thread with parent 0) in /proc");
 
 	/* Fork every process before any thread exists in this one. */
 	sh->target_pid = spawn(target_main);

@@ -4,7 +4,8 @@
  *
  * The programs are built by `cargo xtask` against the patched uapi headers,
  * but must also build on a plain host (where <linux/pidmap.h> does not
- * exist), so every ABI constant has a fallback (pidmap_uapi.h).
+ * exist), so every ABI constant has a fallback (pidmap_uapi.h).  They
+ * speak the v2 ABI of docs/ABI.md only.
  *
  * Everything here is static inline / static: each test is one .c file.
  */
@@ -35,181 +36,6 @@
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
-
-#ifdef PIDMAP_TEST_EMULATE
-/*
- * Host self-test of the test programs themselves (build with
- * -DPIDMAP_TEST_EMULATE): the two calls emulated from /proc, with the ABI's
- * argument checks, and user copies through process_vm_writev() so a bad
- * buffer gives EFAULT instead of a crash.  Never used for a real result.
- */
-#include <sys/uio.h>
-int pt_emu_readdir(const char *path, int *v, int cap);
-static long pt_emu_copy(int *dst, const int *src, long n)
-{
-	struct iovec l = { (void *)src, (size_t)n * sizeof(int) };
-	struct iovec r = { dst, (size_t)n * sizeof(int) };
-	ssize_t w;
-
-	if (n == 0)
-		return 0;
-	w = process_vm_writev(getpid(), &l, 1, &r, 1, 0);
-	if (w <= 0) {
-		errno = EFAULT;
-		return -1;
-	}
-	return w / (long)sizeof(int);
-}
-
-static int pt_emu_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-static long pt_emu_list(const char *path, int *ids, unsigned int count,
-			int start, int enoent)
-{
-	static __thread int v[65536];
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0, k = 0, i;
-
-	if (!d) {
-		errno = errno == ENOENT ? enoent : errno;
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL && n < 65536) {
-		char *end;
-		long x = strtol(de->d_name, &end, 10);
-
-		if (!*end && end != de->d_name && x >= start)
-			v[n++] = (int)x;
-	}
-	closedir(d);
-	qsort(v, (size_t)n, sizeof(int), pt_emu_cmp);
-	for (i = 0; i < n; i++)
-		if (!k || v[i] != v[k - 1])
-			v[k++] = v[i];
-	if ((unsigned int)k > count)
-		k = (int)count;
-	return pt_emu_copy(ids, v, k);
-}
-
-static inline long sys_pidmap(pid_t pid, int *pids, unsigned int count,
-			      int start, unsigned int flags)
-{
-	unsigned int mode = flags & PIDMAP_MODE_MASK;
-	char path[64];
-
-	if ((flags & ~(PIDMAP_MODE_MASK | PIDMAP_IGNORE_KTHREADS)) || start < 0 ||
-	    pid < 0 || __builtin_popcount(mode) != 1 ||
-	    (pid && (mode == PIDMAP_PROC || mode == PIDMAP_ALL_TASKS))) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (count == 0)
-		return 0;
-	if (!pid)
-		pid = getpid();
-	switch (mode) {
-	case PIDMAP_PROC:
-		return pt_emu_list("/proc", pids, count, start, ESRCH);
-	case PIDMAP_TASKS:
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		return pt_emu_list(path, pids, count, start, ESRCH);
-	case PIDMAP_ALL_TASKS:
-	case PIDMAP_CHILDREN:
-	default: {
-		/* Emulated coarsely: enough to exercise the checkers. */
-		static __thread int v[65536];
-		DIR *d = opendir("/proc");
-		struct dirent *de;
-		int n = 0, k = 0, i;
-
-		if (mode == PIDMAP_CHILDREN) {
-			snprintf(path, sizeof(path), "/proc/%d", pid);
-			if (access(path, F_OK)) {
-				errno = ESRCH;
-				return -1;
-			}
-		}
-		if (!d)
-			return -1;
-		while ((de = readdir(d)) != NULL) {
-			char buf[512], *p;
-			int tg = atoi(de->d_name), fd;
-			ssize_t r;
-
-			if (tg <= 0)
-				continue;
-			if (mode == PIDMAP_ALL_TASKS) {
-				static __thread int t[4096];
-				int m, j;
-
-				snprintf(path, sizeof(path), "/proc/%d/task", tg);
-				m = pt_emu_readdir(path, t, 4096);
-				for (j = 0; j < m && n < 65536; j++)
-					if (t[j] >= start)
-						v[n++] = t[j];
-				continue;
-			}
-			snprintf(path, sizeof(path), "/proc/%d/stat", tg);
-			fd = open(path, O_RDONLY);
-			if (fd < 0)
-				continue;
-			r = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (r <= 0)
-				continue;
-			buf[r] = 0;
-			p = strrchr(buf, ')');
-			if (p && atoi(p + 4) == pid && tg >= start && n < 65536)
-				v[n++] = tg;
-		}
-		closedir(d);
-		qsort(v, (size_t)n, sizeof(int), pt_emu_cmp);
-		for (i = 0; i < n; i++)
-			if (!k || v[i] != v[k - 1])
-				v[k++] = v[i];
-		if ((unsigned int)k > count)
-			k = (int)count;
-		return pt_emu_copy(pids, v, k);
-	}
-	}
-}
-
-int pt_emu_readdir(const char *path, int *v, int cap)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) != NULL && n < cap)
-		if (atoi(de->d_name) > 0)
-			v[n++] = atoi(de->d_name);
-	closedir(d);
-	return n;
-}
-
-static inline long sys_fdmap(pid_t pid, int *fds, unsigned int count,
-			     int start, unsigned int flags)
-{
-	char path[64];
-
-	if (flags || start < 0 || pid < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (count == 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid ? pid : getpid());
-	return pt_emu_list(path, fds, count, start, ESRCH);
-}
-#endif
 
 static inline pid_t pt_gettid(void)
 {
@@ -276,6 +102,8 @@ static inline const char *pt_errname(int e)
 	case ENOENT: return "ENOENT";
 	case ENOMEM: return "ENOMEM";
 	case EINTR: return "EINTR";
+	case EBADF: return "EBADF";
+	case E2BIG: return "E2BIG";
 	default: return "E?";
 	}
 }
@@ -285,49 +113,46 @@ static inline const char *pt_errname(int e)
 /* ------------------------------------------------------------------ */
 
 /*
- * Probe with an invalid flag: a patched kernel must say EINVAL, an unpatched
- * one ENOSYS, and a seccomp sandbox usually EPERM.  Never decide from uname.
- * On absence: fail when the runner demands the syscall (PIDMAP_REQUIRE_SYSCALL=1,
- * set by `cargo xtask qemu-test`), otherwise skip with the kselftest code.
+ * Probe both calls: a valid count-0 call must return 0 and an unknown flag
+ * must be EINVAL.  Only ENOSYS (an unpatched kernel) may skip, and not
+ * when the runner demands the syscalls (PIDMAP_REQUIRE_SYSCALL=1, set by
+ * `cargo xtask qemu-test`); any other answer (EPERM from a seccomp filter
+ * included) is a failure.  Never decide from uname.
  */
 static __attribute__((unused)) void pt_require_syscalls(void)
 {
 	const char *req = getenv("PIDMAP_REQUIRE_SYSCALL");
 	int required = req && strcmp(req, "1") == 0;
-	long r;
-	int e;
+	int is_fdmap;
 
-	errno = 0;
-	r = sys_pidmap(0, NULL, 0, 0, 0x80000000u);
-	e = errno;
-	if (r == -1 && (e == ENOSYS || e == EPERM)) {
-		if (required) {
-			pt_err("pidmap syscall %d unavailable (%s) but PIDMAP_REQUIRE_SYSCALL=1",
-			       __NR_pidmap, pt_errname(e));
-			exit(KSFT_FAIL);
-		}
-		printf("%s: SKIP: pidmap syscall %d unavailable (%s); "
-		       "set PIDMAP_REQUIRE_SYSCALL=1 to make this a failure\n",
-		       pt_name, __NR_pidmap, pt_errname(e));
-		exit(KSFT_SKIP);
-	}
-	if (r != -1 || e != EINVAL) {
-		pt_err("probe pidmap(0, NULL, 0, 0, 0x80000000) = %ld errno %s, want EINVAL",
-		       r, pt_errname(e));
-		exit(KSFT_FAIL);
-	}
-	errno = 0;
-	r = sys_fdmap(0, NULL, 0, 0, 0x80000000u);
-	e = errno;
-	if (r != -1 || e != EINVAL) {
-		if (r == -1 && (e == ENOSYS || e == EPERM) && !required) {
-			printf("%s: SKIP: fdmap syscall %d unavailable (%s)\n",
-			       pt_name, __NR_fdmap, pt_errname(e));
+	for (is_fdmap = 0; is_fdmap < 2; is_fdmap++) {
+		const char *name = is_fdmap ? "fdmap" : "pidmap";
+		long r;
+		int e;
+
+		errno = 0;
+		r = is_fdmap ? fdmap_at(0, 0, NULL, 0, 0) : pidmap_at(0, 0, NULL, 0, PIDMAP_PROC);
+		e = errno;
+		if (r == -1 && e == ENOSYS && !required) {
+			printf("%s: SKIP: %s syscall unavailable (ENOSYS); "
+			       "set PIDMAP_REQUIRE_SYSCALL=1 to make this a failure\n",
+			       pt_name, name);
 			exit(KSFT_SKIP);
 		}
-		pt_err("probe fdmap(0, NULL, 0, 0, 0x80000000) = %ld errno %s, want EINVAL",
-		       r, pt_errname(e));
-		exit(KSFT_FAIL);
+		if (r != 0) {
+			pt_err("probe %s(valid, NULL, 0) = %ld errno %s, want 0", name, r,
+			       pt_errname(e));
+			exit(KSFT_FAIL);
+		}
+		errno = 0;
+		r = is_fdmap ? fdmap_at(0, 0, NULL, 0, 0x80000000u)
+			     : pidmap_at(0, 0, NULL, 0, PIDMAP_PROC | 0x80000000u);
+		e = errno;
+		if (r != -1 || e != EINVAL) {
+			pt_err("probe %s(flag 0x80000000) = %ld errno %s, want EINVAL", name, r,
+			       pt_errname(e));
+			exit(KSFT_FAIL);
+		}
 	}
 }
 
@@ -448,16 +273,17 @@ struct pt_enum_stats {
 
 /*
  * Enumerate with `chunk` slots per call, resuming at last + 1, as the ABI
- * prescribes.  Checks that every call's output is strictly ascending and
+ * prescribes.  `target` is req->target (a pid, 0 or a pidfd with the
+ * TARGET_PIDFD flag); `procfs_fd` is used with PIDMAP_PROCFS in `flags`.  Checks that every call's output is strictly ascending and
  * >= start, which is also what makes duplicates across calls impossible;
  * any violation is counted (a repeat as a dup, a step back as an order
  * error) rather than aborting, so a stress run reports totals.
  * Returns 0, the errno of the failing call, or EDEADLK when a call returned
  * ids but none of them advanced the cursor (the loop could not terminate).
  */
-static __attribute__((unused)) int pt_enumerate(int is_fdmap, pid_t pid, unsigned int flags,
-			unsigned int chunk, struct pt_ids *out,
-			struct pt_enum_stats *st)
+static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd, int target,
+			unsigned int flags, unsigned int chunk,
+			struct pt_ids *out, struct pt_enum_stats *st)
 {
 	int buf[256];
 	int start = 0;
@@ -469,8 +295,8 @@ static __attribute__((unused)) int pt_enumerate(int is_fdmap, pid_t pid, unsigne
 	for (;;) {
 		long r, i;
 
-		r = is_fdmap ? sys_fdmap(pid, buf, chunk, start, flags)
-			     : sys_pidmap(pid, buf, chunk, start, flags);
+		r = is_fdmap ? fdmap_at(target, start, buf, chunk, flags)
+			     : pidmap_view(procfs_fd, target, start, buf, chunk, flags);
 		st->calls++;
 		if (r < 0)
 			return errno;
@@ -505,6 +331,14 @@ static __attribute__((unused)) int pt_enumerate(int is_fdmap, pid_t pid, unsigne
 			return 0;
 		start = prev + 1;
 	}
+}
+
+/* The default view (pidmap) or the caller's pid namespace (fdmap). */
+static __attribute__((unused)) int pt_enumerate(int is_fdmap, int target, unsigned int flags,
+			unsigned int chunk, struct pt_ids *out,
+			struct pt_enum_stats *st)
+{
+	return pt_enumerate_view(is_fdmap, 0, target, flags, chunk, out, st);
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,6 +408,43 @@ static __attribute__((unused)) int pt_proc_all_tasks(struct pt_ids *out)
 	return 0;
 }
 
+/*
+ * The thread groups, found without the leader marks that PIDMAP_PROC and
+ * (with the series) /proc readdir both walk: the Tgid: of every task an
+ * ALL_TASKS walk lists.  Tasks that exit meanwhile are skipped; the caller
+ * retries a comparison that a coming or going task disturbed.
+ */
+static __attribute__((unused)) int pt_tgids_of_all_tasks(unsigned int flags, struct pt_ids *out)
+{
+	struct pt_enum_stats st = { 0 };
+	struct pt_ids all = { 0 };
+	size_t i;
+	int e;
+
+	pt_ids_clear(out);
+	e = pt_enumerate(0, 0, PIDMAP_ALL_TASKS | flags, 256, &all, &st);
+	if (e)
+		return e;
+	for (i = 0; i < all.n; i++) {
+		int tgid = proc_tgid_of(all.v[i]);
+
+		if (tgid > 0)
+			pt_ids_push(out, tgid);
+	}
+	pt_ids_free(&all);
+	pt_ids_sort(out);
+	/* Deduplicate: each group once. */
+	if (out->n) {
+		size_t k = 1;
+
+		for (i = 1; i < out->n; i++)
+			if (out->v[i] != out->v[k - 1])
+				out->v[k++] = out->v[i];
+		out->n = k;
+	}
+	return 0;
+}
+
 /* Is this pid a kernel thread?  PF_KTHREAD (0x00200000) in /proc/PID/stat. */
 static __attribute__((unused)) int pt_is_kthread(int pid)
 {
@@ -596,6 +467,36 @@ static __attribute__((unused)) int pt_is_kthread(int pid)
 		return -1;
 	flags = strtoul(p + 1, NULL, 10);
 	return (flags & 0x00200000ul) != 0;
+}
+
+/*
+ * kthreadd, found by its flags rather than assumed to be pid 2 (in a pid
+ * namespace it has no number at all): the kernel thread whose parent is
+ * 0 (field 4 of /proc/PID/stat).  -1 when this /proc shows none.
+ */
+static __attribute__((unused)) int pt_kthreadd(void)
+{
+	struct pt_ids tg = { 0 };
+	int found = -1;
+	size_t i;
+
+	if (pt_readdir_ids("/proc", &tg))
+		return -1;
+	for (i = 0; i < tg.n && found < 0; i++) {
+		char path[64], buf[1024], *p;
+		int ppid;
+
+		if (pt_is_kthread(tg.v[i]) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", tg.v[i]);
+		if (proc_read_file(path, buf, sizeof(buf)) < 0)
+			continue;
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == 0)
+			found = tg.v[i];
+	}
+	pt_ids_free(&tg);
+	return found;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * pidmap_uapi.h: the ABI of pidmap(2) and fdmap(2) for programs that must
- * also build against headers without the series: <linux/pidmap.h> when it
- * is there, else the values of docs/ABI.md; and the raw syscall wrappers.
+ * pidmap_uapi.h: the v2 ABI of pidmap(2) and fdmap(2) (docs/ABI.md) for
+ * programs that must also build against headers without the series:
+ * <linux/pidmap.h> when it is there, else the values of docs/ABI.md; the
+ * raw syscall wrappers; and two helpers that fill the request struct.
  *
- * Shared by guest-tests/ and bench/pidmap-bench.c (which includes it by
- * relative path so it still builds alone).  With PIDMAP_TEST_EMULATE,
- * pidmap_test.h supplies emulated wrappers instead.
+ * Shared by guest-tests/ (64-bit and the i686 compat test) and
+ * bench/pidmap-bench.c (which includes it by relative path so it still
+ * builds alone).
  */
 #ifndef PIDMAP_UAPI_H
 #define PIDMAP_UAPI_H
 
+#include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -21,7 +24,7 @@
 #endif
 #endif
 
-/* The same sparse numbers in every table the series wires. */
+/* The same sparse numbers in every table the series wires (i386 too). */
 #ifndef __NR_pidmap
 #define __NR_pidmap 1000
 #endif
@@ -29,28 +32,93 @@
 #define __NR_fdmap 1001
 #endif
 
-#ifndef PIDMAP_PROC
+#ifndef PIDMAP_REQ_SIZE_VER0
+#include <linux/types.h>
+
 #define PIDMAP_PROC		0x01u
 #define PIDMAP_ALL_TASKS	0x02u
 #define PIDMAP_TASKS		0x04u
 #define PIDMAP_CHILDREN		0x08u
 #define PIDMAP_MODE_MASK	0x0fu
 #define PIDMAP_IGNORE_KTHREADS	0x100u
+#define PIDMAP_TARGET_PIDFD	0x200u
+#define PIDMAP_PROCFS		0x400u
+
+struct pidmap_req {
+	__u32 size;
+	__s32 start;
+	__s32 target;
+	__s32 procfs_fd;
+};
+#define PIDMAP_REQ_SIZE_VER0 16
+
+#define FDMAP_TARGET_PIDFD	0x01u
+
+struct fdmap_req {
+	__u32 size;
+	__s32 start;
+	__s32 target;
+	__u32 __reserved;
+};
+#define FDMAP_REQ_SIZE_VER0 16
 #endif
 
-#ifndef PIDMAP_TEST_EMULATE
-/* -1 and errno on failure, like every libc syscall wrapper. */
-static inline long sys_pidmap(pid_t pid, int *pids, unsigned int count,
-			      int start, unsigned int flags)
+_Static_assert(sizeof(struct pidmap_req) == PIDMAP_REQ_SIZE_VER0, "pidmap_req layout");
+_Static_assert(sizeof(struct fdmap_req) == FDMAP_REQ_SIZE_VER0, "fdmap_req layout");
+
+/*
+ * Raw calls: -1 and errno on failure, like every libc syscall wrapper.
+ * Every argument is a pointer or a 32-bit integer, so 32-bit callers use
+ * them unchanged (the kernel has no compat entry).
+ */
+static inline long sys_pidmap(const void *req, int *ids, unsigned int count,
+			      unsigned int flags)
 {
-	return syscall(__NR_pidmap, pid, pids, count, start, flags);
+	return syscall(__NR_pidmap, req, ids, count, flags);
 }
 
-static inline long sys_fdmap(pid_t pid, int *fds, unsigned int count,
-			     int start, unsigned int flags)
+static inline long sys_fdmap(const void *req, int *fds, unsigned int count,
+			     unsigned int flags)
 {
-	return syscall(__NR_fdmap, pid, fds, count, start, flags);
+	return syscall(__NR_fdmap, req, fds, count, flags);
 }
-#endif
+
+/*
+ * pidmap with a request built from its fields.  @target is a pid (0: the
+ * caller) or, with PIDMAP_TARGET_PIDFD in @flags, a pidfd; @procfs_fd is
+ * used only when @flags has PIDMAP_PROCFS.
+ */
+static inline long pidmap_view(int procfs_fd, int target, int start, int *ids,
+			       unsigned int count, unsigned int flags)
+{
+	struct pidmap_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.start = start;
+	req.target = target;
+	req.procfs_fd = (flags & PIDMAP_PROCFS) ? procfs_fd : 0;
+	return sys_pidmap(&req, ids, count, flags);
+}
+
+/* pidmap in the default (fail-closed) view. */
+static inline long pidmap_at(int target, int start, int *ids, unsigned int count,
+			     unsigned int flags)
+{
+	return pidmap_view(0, target, start, ids, count, flags);
+}
+
+/* fdmap of @target (a pid, 0 for the caller, or a pidfd with FDMAP_TARGET_PIDFD). */
+static inline long fdmap_at(int target, int start, int *fds, unsigned int count,
+			    unsigned int flags)
+{
+	struct fdmap_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.start = start;
+	req.target = target;
+	return sys_fdmap(&req, fds, count, flags);
+}
 
 #endif /* PIDMAP_UAPI_H */

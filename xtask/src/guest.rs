@@ -178,6 +178,34 @@ pub fn add_c_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> 
     Ok(count)
 }
 
+/// Compiles every `*.c` in `dir` as a static i386 program (for the
+/// IA32_EMULATION compat path) into `stage/dest/`. gcc-multilib cannot be
+/// installed next to the arm64 cross compiler, so this is Debian's
+/// `i686-linux-gnu-gcc`; the x86 uapi headers serve both word sizes.
+pub fn add_c32_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> Result<usize> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut sources: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    for src in &sources {
+        let name = src.file_stem().unwrap_or_default().to_string_lossy();
+        let mut cmd = Command::new("i686-linux-gnu-gcc");
+        cmd.args(["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"])
+            .arg("-isystem")
+            .arg(headers)
+            .arg("-o")
+            .arg(stage.path(&format!("{dest}/{name}")))
+            .arg(src);
+        run_quiet(&mut cmd)
+            .with_context(|| format!("cannot compile {} for i386", src.display()))?;
+    }
+    Ok(sources.len())
+}
+
 fn cargo() -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -344,6 +372,15 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
                 &kernel.headers(),
             )
         })?;
+        let c32 = timed("building the i386 compat tests static", || {
+            add_c32_programs(
+                stage,
+                &workspace_root().join("guest-tests/m32"),
+                "tests/c",
+                &kernel.headers(),
+            )
+        })?;
+        let c = c + c32;
         (c, add_kselftests(stage, kernel)?)
     } else {
         // The unpatched kernel proves the crate's fallback; the syscall
