@@ -3,9 +3,10 @@
 #
 # cargo xtask writes /etc/pidmap.env (what this boot is for) and, for
 # qemu-run, /etc/pidmap.cmd. The result leaves the guest on two channels
-# that need no guessing from text: the exact exit status is written to the
-# second serial port (a file on the host), and guest-exit ends QEMU through
-# isa-debug-exit with 0 for success.
+# that need no guessing from text: the exact exit status is written to
+# $PIDMAP_STATUS_DEV (x86_64: the second serial port; arm64: a virtio
+# console; a file on the host), and guest-exit ends QEMU with 0 for success
+# (x86_64: isa-debug-exit; arm64: semihosting SYS_EXIT).
 
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -17,13 +18,15 @@ mount -t tmpfs tmpfs /tmp
 . /etc/pidmap.env
 
 # Room for the scale tests: 100k threads need more pids and tasks.
-echo 4194304 > /proc/sys/kernel/pid_max
+# Upstream's suites run at the usual 32768 (pidfd_test's pid-recycling case
+# skips above it).
+echo "${PIDMAP_PID_MAX:-4194304}" > /proc/sys/kernel/pid_max
 echo 1000000 > /proc/sys/kernel/threads-max
 echo 1 > /proc/sys/kernel/panic_on_oops
 
 finish() {
 	rc=$1
-	echo "$rc" > /dev/ttyS1
+	echo "$rc" > "$PIDMAP_STATUS_DEV"
 	sync
 	/bin/guest-exit "$([ "$rc" -eq 0 ] && echo 0 || echo 1)"
 	# Only reached if the exit device is missing: power off instead.
@@ -56,15 +59,17 @@ run_test() {
 run_suite() {
 	passed=0
 	failed=0
-	echo "PIDMAP-SUITE kernel=$PIDMAP_KERNEL $(uname -r) cpus=$(nproc)"
+	echo "PIDMAP-SUITE kernel=$PIDMAP_KERNEL arch=$PIDMAP_ARCH $(uname -r) cpus=$(nproc)"
 	cd /tmp || return 1
 	for t in /tests/rust/*; do
 		[ -x "$t" ] || continue
 		# One thread per test binary keeps fork-heavy tests from racing each other.
 		run_test "rust/${t##*/}" "$t" --test-threads=1
 	done
-	for t in /tests/c/* /tests/kselftest/*; do
-		[ -x "$t" ] || continue
+	# Upstream's own selftests: /tests/upstream/<suite>/<program>, named
+	# <suite>/<program>.
+	for t in /tests/c/* /tests/kselftest/* /tests/upstream/*/*; do
+		[ -f "$t" ] && [ -x "$t" ] || continue
 		kind=${t%/*}
 		run_test "${kind##*/}/${t##*/}" "$t"
 	done

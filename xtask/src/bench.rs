@@ -1,8 +1,16 @@
-//! `cargo xtask bench`: the guest benchmarks, side by side in one boot.
+//! `cargo xtask bench`: the guest benchmarks, side by side in each boot,
+//! over several boots.
 //!
 //! The benchmark program lives in `bench/`; this module builds it static,
-//! boots the kernel with it through [`crate::qemu::run_in_guest`], pulls
-//! its JSON out of the console log, and prints the Markdown table.
+//! boots the kernel with it through [`crate::qemu::run_in_guest`] `--boots`
+//! times, pulls each boot's JSON out of the console log, and prints one
+//! Markdown table of medians over the boots with each ratio's min–max.
+//! Timed TCG ratios swing 2–3× from one boot of the same code to the next,
+//! so one boot's figure is never the result.
+//!
+//! `--json PATH` writes `{"clock", "boots": [one object per boot, as the
+//! program printed it], "median": {case: the boot-median of every numeric
+//! field, plus `ratio_min`, `ratio_max` and `boots`}}`.
 
 use crate::guest;
 use crate::kernel;
@@ -35,9 +43,14 @@ const CASE_ORDER: &[&str] = &[
 pub struct BenchArgs {
     #[command(flatten)]
     pub kernel: KernelArgs,
-    /// Also write the results as JSON to this file.
+    /// Also write the results as JSON to this file: every boot's values and
+    /// the medians.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Boots of the kernel; the table gives each figure's median over them
+    /// and each ratio's min–max.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub boots: u32,
     /// A short smoke run: 3 rounds, 1000 processes, 10000 threads.
     #[arg(long)]
     pub quick: bool,
@@ -55,11 +68,11 @@ pub struct BenchArgs {
 
 pub fn run(args: &BenchArgs) -> Result<()> {
     let kernel = kernel::prepare(&args.kernel)?;
-    let flavor = kernel.flavor.name();
+    let flavor = kernel.label();
     let src = workspace_root().join("bench").join("pidmap-bench.c");
-    let bin = xtask_dir().join("bench").join(flavor).join("pidmap-bench");
+    let bin = xtask_dir().join("bench").join(&flavor).join("pidmap-bench");
     timed("building bench/pidmap-bench.c static", || {
-        guest::compile_c(&src, &bin, None, &kernel.headers())
+        guest::compile_c(kernel.arch, &src, &bin, None, &kernel.headers())
     })?;
 
     let mut command = vec!["/add/pidmap-bench".to_string(), "--json".to_string()];
@@ -67,43 +80,139 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         command.push("--quick".to_string());
     }
     command.extend(args.extra.iter().cloned());
-    let label = format!("bench-{flavor}");
     let clock = if args.instructions {
         qemu::GuestClock::Instructions
     } else {
         qemu::GuestClock::Host
     };
-    let (outcome, log) =
-        qemu::run_in_guest(&kernel, &args.kernel, clock, &[bin], &command, &label)?;
-    let status = qemu::guest_exit_status(&outcome)?;
-    // A run that failed part-way (a listing that disagreed with /proc)
-    // still prints what it measured, then fails.
-    let results = extract_json(&log);
-    if let Ok(results) = &results {
+    let mut boots = Vec::new();
+    let mut failure = None;
+    for boot in 1..=args.boots {
+        step(format!("benchmark boot {boot} of {}", args.boots));
+        let label = format!("bench-{flavor}-{boot}");
+        let (outcome, log) = qemu::run_in_guest(
+            &kernel,
+            &args.kernel,
+            clock,
+            std::slice::from_ref(&bin),
+            &command,
+            &label,
+        )?;
+        let status = qemu::guest_exit_status(&outcome)?;
+        // A run that failed part-way (a listing that disagreed with /proc)
+        // still prints what it measured, then fails.
+        match extract_json(&log) {
+            Ok(results) => boots.push(results),
+            Err(err) => {
+                failure =
+                    Some(err.context(format!("no benchmark results in {}", outcome.log.display())));
+                break;
+            }
+        }
+        if status != 0 {
+            failure = Some(anyhow::anyhow!(
+                "pidmap-bench exited with status {status} in the guest; see {}",
+                outcome.log.display()
+            ));
+            break;
+        }
+    }
+    if !boots.is_empty() {
+        let median = summarize(&boots);
         println!();
         println!(
-            "Kernel: {flavor} 6.12 under QEMU, log {}",
-            outcome.log.display()
+            "Kernel: {flavor} 6.12 under QEMU; median of {} boot(s), ratio range min–max",
+            boots.len()
         );
         if args.instructions {
             println!("Guest clock: instructions (-icount shift=0): 1 ns = 1 instruction.");
+        } else {
+            println!("Guest clock: time (TCG; boots differ, so read the range).");
         }
         println!();
-        print!("{}", markdown_table(results));
+        print!("{}", markdown_table(&median));
+        if let Some(path) = &args.json {
+            let json = serde_json::json!({
+                "clock": if args.instructions { "instructions" } else { "time" },
+                "boots": boots.iter().cloned().map(Value::Object).collect::<Vec<_>>(),
+                "median": Value::Object(median),
+            });
+            let text = serde_json::to_string_pretty(&json)? + "\n";
+            fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            step(format!("wrote {}", path.display()));
+        }
     }
-    if let (Some(path), Ok(results)) = (&args.json, &results) {
-        let text = serde_json::to_string_pretty(&Value::Object(results.clone()))? + "\n";
-        fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        step(format!("wrote {}", path.display()));
+    match failure {
+        Some(err) => Err(err),
+        None => Ok(()),
     }
-    if status != 0 {
-        bail!(
-            "pidmap-bench exited with status {status} in the guest; see {}",
-            outcome.log.display()
-        );
+}
+
+fn median_of(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
     }
-    results.with_context(|| format!("no benchmark results in {}", outcome.log.display()))?;
-    Ok(())
+}
+
+/// One object per case: the median over the boots of every numeric field,
+/// `ratio_min`/`ratio_max`, `met` judged on the median ratio, `agree` only
+/// if every boot agreed, and `boots`, the number of boots with the case.
+/// Other fields are taken from the first boot that has the case.
+fn summarize(boots: &[Map<String, Value>]) -> Map<String, Value> {
+    let mut names: Vec<&String> = Vec::new();
+    for boot in boots {
+        for name in boot.keys() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let mut out = Map::new();
+    for name in names {
+        let cases: Vec<&Map<String, Value>> = boots
+            .iter()
+            .filter_map(|b| b.get(name.as_str()).and_then(Value::as_object))
+            .collect();
+        let mut merged = cases[0].clone();
+        for (key, value) in merged.iter_mut() {
+            let mut values: Vec<f64> = cases
+                .iter()
+                .filter_map(|c| c.get(key).and_then(Value::as_f64))
+                .collect();
+            if value.is_number() && !values.is_empty() {
+                *value = Value::from(median_of(&mut values));
+            }
+        }
+        let mut ratios: Vec<f64> = cases
+            .iter()
+            .filter_map(|c| c.get("ratio").and_then(Value::as_f64))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        if let (Some(min), Some(max)) = (ratios.first(), ratios.last()) {
+            merged.insert("ratio_min".into(), Value::from(*min));
+            merged.insert("ratio_max".into(), Value::from(*max));
+        }
+        let lower = merged.get("better").and_then(Value::as_str) == Some("lower");
+        if let (Some(ratio), Some(target)) = (num(&merged, "ratio"), num(&merged, "target")) {
+            let met = if lower {
+                ratio <= target
+            } else {
+                ratio >= target
+            };
+            merged.insert("met".into(), Value::from(met));
+        }
+        let agree = cases
+            .iter()
+            .all(|c| c.get("agree").and_then(Value::as_bool) != Some(false));
+        merged.insert("agree".into(), Value::from(agree));
+        merged.insert("boots".into(), Value::from(cases.len()));
+        out.insert(name.clone(), Value::Object(merged));
+    }
+    out
 }
 
 /// The JSON object printed between the markers. Kernel messages that land
@@ -149,11 +258,11 @@ fn human_ns(ns: f64) -> String {
     }
 }
 
-fn num(v: &Value, key: &str) -> Option<f64> {
+fn num(v: &Map<String, Value>, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
-fn int_or_na(v: &Value, key: &str) -> String {
+fn int_or_na(v: &Map<String, Value>, key: &str) -> String {
     num(v, key).map_or_else(|| "n/a".to_string(), |x| format!("{x:.0}"))
 }
 
@@ -171,14 +280,20 @@ fn markdown_table(results: &Map<String, Value>) -> String {
     names.extend(rest);
 
     let mut out = String::from(
-        "| case | ids | baseline | new | ratio | target | met | syscalls (baseline / new) | bytes (baseline / new) |\n\
-         |------|----:|---------:|----:|------:|-------:|:---:|------:|------:|\n",
+        "| case | ids | baseline | new | ratio (median) | min–max | target | met | syscalls (baseline / new) | bytes (baseline / new) |\n\
+         |------|----:|---------:|----:|------:|------:|-------:|:---:|------:|------:|\n",
     );
     for name in names {
-        let v = &results[name.as_str()];
+        let Some(v) = results[name.as_str()].as_object() else {
+            continue;
+        };
         let lower = v.get("better").and_then(Value::as_str) == Some("lower");
         let new = num(v, "new_ns").map_or_else(|| "n/a".to_string(), human_ns);
         let ratio = num(v, "ratio").map_or_else(|| "n/a".to_string(), |r| format!("{r:.2}×"));
+        let range = match (num(v, "ratio_min"), num(v, "ratio_max")) {
+            (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2}×"),
+            _ => "n/a".to_string(),
+        };
         let target = num(v, "target").map_or_else(String::new, |t| {
             format!("{}{t}×", if lower { "≤ " } else { "≥ " })
         });
@@ -190,7 +305,7 @@ fn markdown_table(results: &Map<String, Value>) -> String {
             None => "n/a",
         };
         out.push_str(&format!(
-            "| {name} | {} | {} | {new} | {ratio} | {target} | {met} | {} / {} | {} / {} |\n",
+            "| {name} | {} | {} | {new} | {ratio} | {range} | {target} | {met} | {} / {} | {} / {} |\n",
             int_or_na(v, "entries"),
             num(v, "baseline_ns").map_or_else(|| "n/a".to_string(), human_ns),
             int_or_na(v, "baseline_syscalls"),
@@ -215,8 +330,46 @@ mod tests {
                    PIDMAP-BENCH-JSON-END\r\n";
         let map = extract_json(log).unwrap();
         assert_eq!(map["fds_4"]["ratio"], 50.0);
-        let table = markdown_table(&map);
-        assert!(table.contains("| fds_4 | n/a | 100 ns | 2 ns | 50.00× | ≥ 30× | yes |"));
+        let table = markdown_table(&summarize(&[map]));
+        assert!(
+            table.contains("| fds_4 | n/a | 100 ns | 2 ns | 50.00× | 50.00–50.00× | ≥ 30× | yes |")
+        );
+    }
+
+    fn boot(ratio: f64, base: f64, agree: bool) -> Map<String, Value> {
+        let v = serde_json::json!({"fds_4": {"baseline_ns": base, "new_ns": 1.0,
+            "ratio": ratio, "target": 30, "better": "higher", "met": ratio >= 30.0,
+            "agree": agree}});
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn medians_over_boots_with_the_ratio_range() {
+        let boots = [
+            boot(20.0, 20.0, true),
+            boot(90.0, 90.0, true),
+            boot(40.0, 40.0, true),
+        ];
+        let m = summarize(&boots);
+        let c = m["fds_4"].as_object().unwrap();
+        assert_eq!(c["ratio"], 40.0);
+        assert_eq!(c["baseline_ns"], 40.0);
+        assert_eq!(c["ratio_min"], 20.0);
+        assert_eq!(c["ratio_max"], 90.0);
+        assert_eq!(c["met"], true);
+        assert_eq!(c["boots"], 3);
+        // Two boots: the mean of the middle two; the best boot does not decide.
+        let m = summarize(&boots[..2]);
+        assert_eq!(m["fds_4"]["ratio"], 55.0);
+        let m = summarize(&[boot(20.0, 1.0, true), boot(25.0, 1.0, true)]);
+        assert_eq!(m["fds_4"]["met"], false);
+    }
+
+    #[test]
+    fn one_disagreeing_boot_marks_the_case() {
+        let m = summarize(&[boot(50.0, 1.0, true), boot(50.0, 1.0, false)]);
+        assert_eq!(m["fds_4"]["agree"], false);
+        assert!(markdown_table(&m).contains("**ids disagree**"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `cargo xtask test-all`: the README's test command and what CI runs.
 
+use crate::arch::Arch;
 use crate::paths::workspace_root;
 use crate::run::{run, step};
 use crate::{qemu, KernelArgs};
@@ -16,6 +17,10 @@ pub struct TestAllArgs {
     /// Skip the debug-kernel suite.
     #[arg(long)]
     pub no_debug: bool,
+    /// Skip the arm64 guest (cross-built kernel, C tests under
+    /// qemu-system-aarch64).
+    #[arg(long)]
+    pub no_arm64: bool,
 }
 
 fn cargo(args: &[&str]) -> Result<()> {
@@ -24,7 +29,12 @@ fn cargo(args: &[&str]) -> Result<()> {
 }
 
 fn kernel(debug: bool, unpatched: bool) -> KernelArgs {
+    on(Arch::X86_64, debug, unpatched)
+}
+
+fn on(arch: Arch, debug: bool, unpatched: bool) -> KernelArgs {
     KernelArgs {
+        arch,
         debug,
         unpatched,
         kernel_src: None,
@@ -95,12 +105,20 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             Box::new(|| crate::patches::check_series(&kernel(false, false))),
         ));
         stages.push((
+            "radix-tree suite (host, patched tree)",
+            Box::new(|| crate::radix::run(&crate::radix::RadixArgs { kernel_src: None })),
+        ));
+        stages.push((
             "qemu-test (patched)",
             Box::new(|| suite(&kernel(false, false))),
         ));
         stages.push((
             "qemu-test (unpatched: crate fallback)",
             Box::new(|| suite(&kernel(false, true))),
+        ));
+        stages.push((
+            "upstream selftests, unpatched vs patched",
+            Box::new(|| crate::upstream::run(&crate::upstream::UpstreamArgs { kernel_src: None })),
         ));
         // Deterministic instruction counts, so a gate cannot flake on host
         // noise; both kernels are built and cached by the stages above.
@@ -115,6 +133,12 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
                 })
             }),
         ));
+        if !args.no_arm64 {
+            stages.push((
+                "qemu-test --arch arm64 (C tests)",
+                Box::new(|| suite(&on(Arch::Arm64, false, false))),
+            ));
+        }
         if !args.no_debug {
             stages.push((
                 "qemu-test --debug",

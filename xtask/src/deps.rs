@@ -4,6 +4,7 @@
 //! package that provides it, so a non-Debian or non-root user gets the
 //! exact list to install instead of a failure deep inside a kernel build.
 
+use crate::arch::Arch;
 use crate::run::{run, step};
 use anyhow::{bail, Result};
 use std::path::Path;
@@ -47,6 +48,22 @@ const GUEST: &[Requirement] = &[
     req("/bin/busybox", "busybox-static"),
 ];
 
+/// What an arm64 guest needs on top: the cross compiler, its static libc,
+/// the emulator, and dpkg-deb to unpack Debian's arm64 busybox.
+const ARM64: &[Requirement] = &[
+    req("/usr/bin/aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+    req("/usr/aarch64-linux-gnu/lib/libc.a", "libc6-dev-arm64-cross"),
+    req("/usr/bin/qemu-system-aarch64", "qemu-system-arm"),
+    req("/usr/bin/dpkg-deb", "dpkg"),
+];
+
+/// tools/testing/radix-tree links the userspace RCU library.
+const RADIX_TREE: &[Requirement] = &[req("/usr/lib/x86_64-linux-gnu/liburcu.so", "liburcu-dev")];
+
+/// Upstream's clone3 selftests link libcap, statically for the guest.
+const UPSTREAM_SELFTESTS: &[Requirement] =
+    &[req("/usr/lib/x86_64-linux-gnu/libcap.a", "libcap-dev")];
+
 const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-6.12");
 
 fn missing(reqs: &[&Requirement]) -> Vec<&'static str> {
@@ -76,7 +93,30 @@ pub fn ensure(need_tarball: bool) -> Result<()> {
     if need_tarball {
         reqs.push(&KERNEL_SOURCE);
     }
-    let packages = missing(&reqs);
+    install(&reqs)
+}
+
+/// What building for and booting `arch` needs beyond [`ensure`].
+pub fn ensure_arch(arch: Arch) -> Result<()> {
+    match arch {
+        Arch::X86_64 => Ok(()),
+        Arch::Arm64 => install(&ARM64.iter().collect::<Vec<_>>()),
+    }
+}
+
+/// What the host-side radix-tree suite needs.
+pub fn ensure_radix_tree() -> Result<()> {
+    install(&RADIX_TREE.iter().collect::<Vec<_>>())
+}
+
+/// What upstream's guest selftests need beyond [`ensure`].
+pub fn ensure_upstream_selftests() -> Result<()> {
+    install(&UPSTREAM_SELFTESTS.iter().collect::<Vec<_>>())
+}
+
+/// Installs the packages of the missing requirements, or says which they are.
+fn install(reqs: &[&Requirement]) -> Result<()> {
+    let packages = missing(reqs);
     if packages.is_empty() {
         return Ok(());
     }
@@ -90,7 +130,7 @@ pub fn ensure(need_tarball: bool) -> Result<()> {
         .args(["install", "-y", "-q", "--no-install-recommends"])
         .args(&packages)
         .env("DEBIAN_FRONTEND", "noninteractive"))?;
-    let still = missing(&reqs);
+    let still = missing(reqs);
     if !still.is_empty() {
         bail!(
             "apt-get ran but these are still missing: {}",

@@ -143,6 +143,7 @@ fn markdown_table(rows: &[Comparison], unit: &str) -> String {
 
 fn kernel_args(args: &ForkcostArgs, unpatched: bool) -> KernelArgs {
     KernelArgs {
+        arch: crate::arch::Arch::X86_64,
         debug: false,
         unpatched,
         kernel_src: args.kernel_src.clone(),
@@ -165,7 +166,7 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
     let src = workspace_root().join("bench").join("forkcost.c");
     let bin = xtask_dir().join("bench").join("forkcost");
     timed("building bench/forkcost.c static", || {
-        guest::compile_c(&src, &bin, None, &headers)
+        guest::compile_c(crate::arch::Arch::X86_64, &src, &bin, None, &headers)
     })?;
 
     let command = vec!["/add/forkcost".to_string()];

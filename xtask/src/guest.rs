@@ -1,9 +1,11 @@
 //! What goes into the guest: static test programs, busybox, our /init, and
 //! the newc initramfs that carries them.
 
+use crate::arch::Arch;
+use crate::busybox;
 use crate::kernel::{Flavor, Kernel};
 use crate::paths::{qemu_dir, target_dir, workspace_root, xtask_dir};
-use crate::run::{run_quiet, step, timed};
+use crate::run::{run_quiet, step, timed, with_ccache};
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -67,6 +69,16 @@ impl Stage {
         Ok(())
     }
 
+    /// Adds `export NAME=VALUE` to the boot's /etc/pidmap.env (after [`base`]).
+    pub fn set_env(&self, name: &str, value: &str) -> Result<()> {
+        use std::io::Write;
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .open(self.root.join("etc/pidmap.env"))?;
+        writeln!(file, "export {name}={value}")?;
+        Ok(())
+    }
+
     /// Packs the tree as a newc cpio archive owned by root.
     pub fn pack(&self) -> Result<PathBuf> {
         let out = self.root.with_extension("cpio");
@@ -91,10 +103,11 @@ impl Stage {
 
 /// Lays down busybox, /init, the exit helper and the run configuration.
 pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
-    stage.add_file(Path::new("/bin/busybox"), "bin/busybox")?;
+    stage.add_file(&busybox::path(kernel.arch)?, "bin/busybox")?;
     stage.add_file(&qemu_dir().join("init.sh"), "init")?;
     fs::set_permissions(stage.path("init"), fs::Permissions::from_mode(0o755))?;
     compile_c(
+        kernel.arch,
         &qemu_dir().join("guest-exit.c"),
         &stage.path("bin/guest-exit"),
         None,
@@ -109,6 +122,11 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
     };
     env.push_str(&format!("export PIDMAP_MODE={mode_name}\n"));
     env.push_str(&format!("export PIDMAP_KERNEL={}\n", kernel.flavor.name()));
+    env.push_str(&format!("export PIDMAP_ARCH={}\n", kernel.arch.name()));
+    env.push_str(&format!(
+        "export PIDMAP_STATUS_DEV={}\n",
+        kernel.arch.status_device()
+    ));
     if kernel.flavor.has_series() {
         // The syscall path must never hide behind the /proc fallback here.
         env.push_str("export PIDMAP_REQUIRE_SYSCALL=1\n");
@@ -122,8 +140,9 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
     };
     env.push_str(&format!("export PIDMAP_STRESS_SECONDS={stress}\n"));
     // The 100k-thread process; the debug kernel (KASAN, lockdep)
-    // creates threads about ten times slower under TCG, so it gets 10k.
-    let scale_threads = if kernel.flavor == Flavor::Debug {
+    // creates threads about ten times slower under TCG, so it gets 10k, and
+    // so does arm64, whose guest is there for the ABI, not for scale.
+    let scale_threads = if kernel.flavor == Flavor::Debug || kernel.arch != Arch::X86_64 {
         10_000
     } else {
         100_000
@@ -136,12 +155,19 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
     Ok(())
 }
 
-/// Compiles one C program static, against the kernel's uapi headers.
-pub fn compile_c(src: &Path, out: &Path, include: Option<&Path>, headers: &Path) -> Result<()> {
+/// Compiles one C program static for `arch`, against the kernel's uapi headers.
+pub fn compile_c(
+    arch: Arch,
+    src: &Path,
+    out: &Path,
+    include: Option<&Path>,
+    headers: &Path,
+) -> Result<()> {
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent)?;
     }
-    let mut cmd = Command::new("gcc");
+    let mut cmd = Command::new(arch.cc());
+    with_ccache(&mut cmd);
     cmd.args(["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"]);
     if let Some(dir) = include {
         cmd.arg("-I").arg(dir);
@@ -150,8 +176,14 @@ pub fn compile_c(src: &Path, out: &Path, include: Option<&Path>, headers: &Path)
     run_quiet(&mut cmd).with_context(|| format!("cannot compile {}", src.display()))
 }
 
-/// Compiles every `*.c` in `dir` into `stage/dest/`.
-pub fn add_c_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> Result<usize> {
+/// Compiles every `*.c` in `dir` for `arch` into `stage/dest/`.
+pub fn add_c_programs(
+    stage: &Stage,
+    arch: Arch,
+    dir: &Path,
+    dest: &str,
+    headers: &Path,
+) -> Result<usize> {
     let mut count = 0;
     let Ok(entries) = fs::read_dir(dir) else {
         return Ok(0);
@@ -168,6 +200,7 @@ pub fn add_c_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> 
             .to_string_lossy()
             .into_owned();
         compile_c(
+            arch,
             &src,
             &stage.path(&format!("{dest}/{name}")),
             Some(&dir.join("include")),
@@ -260,8 +293,12 @@ pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
     Ok(tests.len())
 }
 
-/// The `pidmap` CLI, built static, as /bin/pidmap.
-pub fn add_cli(stage: &Stage) -> Result<()> {
+/// The `pidmap` CLI, built static, as /bin/pidmap (x86_64 guests only).
+pub fn add_cli(stage: &Stage, arch: Arch) -> Result<()> {
+    if !arch.runs_rust() {
+        step(format!("{}: no /bin/pidmap (no Rust target)", arch.name()));
+        return Ok(());
+    }
     let bins = cargo_executables(
         cargo().args(["build", "-p", "pidmap-cli", "--bin", "pidmap"]),
         false,
@@ -286,9 +323,10 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
     let out = &kernel.build;
     timed("building the kselftests static", || {
         run_quiet(
-            Command::new("make")
+            with_ccache(&mut Command::new("make"))
                 .arg("-C")
                 .arg(kernel.src.join("tools/testing/selftests"))
+                .args(kernel.arch.make_vars())
                 .arg("TARGETS=pidmap")
                 .arg(format!("O={}", out.display()))
                 .arg(format!(
@@ -320,7 +358,7 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
     Ok(count)
 }
 
-fn is_elf_executable(path: &Path) -> Result<bool> {
+pub fn is_elf_executable(path: &Path) -> Result<bool> {
     let meta = fs::metadata(path)?;
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Ok(false);
@@ -331,13 +369,38 @@ fn is_elf_executable(path: &Path) -> Result<bool> {
     Ok(n == 4 && magic == *b"\x7fELF")
 }
 
-/// Copies `--add` files to /add/<name>.
+/// Copies `--add` files and directories (recursively) to /add/<name>.
 pub fn add_user_files(stage: &Stage, files: &[PathBuf]) -> Result<()> {
     for file in files {
         let name = file
             .file_name()
             .with_context(|| format!("--add {} has no file name", file.display()))?;
-        stage.add_file(file, &format!("add/{}", name.to_string_lossy()))?;
+        let dest = format!("add/{}", name.to_string_lossy());
+        if file.is_dir() {
+            copy_tree(file, &stage.path(&dest))?;
+        } else {
+            stage.add_file(file, &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the directory `src` to `dst` with its files' modes; symbolic
+/// links are copied as links, not followed.
+fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+    fs::create_dir_all(dst)?;
+    for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+        let entry = entry?;
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&from, &to)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&from)?, &to)?;
+        } else {
+            fs::copy(&from, &to)
+                .with_context(|| format!("cannot copy {} into the guest", from.display()))?;
+        }
     }
     Ok(())
 }
@@ -361,12 +424,22 @@ pub fn shell_quote(args: &[String]) -> String {
 
 /// Everything `qemu-test` runs, for `kernel`; returns how many tests.
 pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
-    let rust = add_rust_tests(stage)?;
-    add_cli(stage)?;
+    let rust = if kernel.arch.runs_rust() {
+        let rust = add_rust_tests(stage)?;
+        add_cli(stage, kernel.arch)?;
+        rust
+    } else {
+        step(format!(
+            "{}: no Rust target installable, so the crate's tests stay x86_64-only",
+            kernel.arch.name()
+        ));
+        0
+    };
     let (c, kself) = if kernel.flavor.has_series() {
         let c = timed("building the guest C tests static", || {
             add_c_programs(
                 stage,
+                kernel.arch,
                 &workspace_root().join("guest-tests"),
                 "tests/c",
                 &kernel.headers(),
@@ -391,4 +464,36 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
         "guest suite: {rust} Rust test binaries, {c} C tests, {kself} kselftests"
     ));
     Ok(rust + c + kself)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_copied_recursively_with_modes_and_links() {
+        let base = std::env::temp_dir().join(format!("xtask-copy-tree-{}", std::process::id()));
+        let src = base.join("suite");
+        fs::create_dir_all(src.join("sub/deeper")).unwrap();
+        fs::write(src.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(src.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(src.join("sub/deeper/data"), "x").unwrap();
+        std::os::unix::fs::symlink("sub/deeper/data", src.join("link")).unwrap();
+        let dst = base.join("out/suite");
+        copy_tree(&src, &dst).unwrap();
+        assert_eq!(
+            fs::read_to_string(dst.join("sub/deeper/data")).unwrap(),
+            "x"
+        );
+        let mode = fs::metadata(dst.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(
+            fs::read_link(dst.join("link")).unwrap(),
+            Path::new("sub/deeper/data")
+        );
+        fs::remove_dir_all(&base).unwrap();
+    }
 }

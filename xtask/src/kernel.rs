@@ -8,11 +8,13 @@
 //!   Moving a worktree between commits rewrites only the files that differ,
 //!   so one changed patch leaves every other file's mtime alone and the
 //!   kernel build stays incremental.
-//! - `build-<flavor>/`: `make O=` output, with a stamp of the cache key.
+//! - `build-<flavor>/` (x86_64) and `build-arm64-<flavor>/`: `make O=`
+//!   output, with a stamp of the cache key.
 
+use crate::arch::Arch;
 use crate::deps::{self, KERNEL_TARBALL};
 use crate::paths::{patches_dir, qemu_dir, xtask_dir};
-use crate::run::{output, run, run_quiet, step, timed};
+use crate::run::{output, run, run_quiet, step, timed, with_ccache};
 use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -55,8 +57,11 @@ impl Flavor {
         self != Flavor::Unpatched
     }
 
-    fn fragments(self) -> Vec<PathBuf> {
-        let mut list = vec![qemu_dir().join("base.config")];
+    fn fragments(self, arch: Arch) -> Vec<PathBuf> {
+        let mut list = vec![
+            qemu_dir().join("base.config"),
+            qemu_dir().join(arch.fragment()),
+        ];
         if self == Flavor::Debug {
             list.push(qemu_dir().join("debug.config"));
         }
@@ -67,6 +72,7 @@ impl Flavor {
 /// A built kernel, ready to boot.
 pub struct Kernel {
     pub flavor: Flavor,
+    pub arch: Arch,
     /// The source tree it was built from (for the kselftests).
     pub src: PathBuf,
     /// The `make O=` directory.
@@ -74,8 +80,26 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub fn bzimage(&self) -> PathBuf {
-        self.build.join("arch/x86/boot/bzImage")
+    /// The image QEMU boots with `-kernel`.
+    pub fn image(&self) -> PathBuf {
+        self.build.join(self.arch.image_path())
+    }
+
+    /// "patched", or "arm64-patched" for another architecture: names logs
+    /// and staging directories.
+    pub fn label(&self) -> String {
+        match self.arch {
+            Arch::X86_64 => self.flavor.name().to_string(),
+            arch => format!("{}-{}", arch.name(), self.flavor.name()),
+        }
+    }
+
+    /// "patched", or "patched arm64" for another architecture, for messages.
+    pub fn describe(&self) -> String {
+        match self.arch {
+            Arch::X86_64 => self.flavor.name().to_string(),
+            arch => format!("{} {}", self.flavor.name(), arch.name()),
+        }
     }
 
     /// The uapi headers from `make headers`, for building guest programs.
@@ -364,18 +388,19 @@ pub fn jobs() -> String {
     format!("-j{n}")
 }
 
-fn make(src: &Path, build: &Path) -> Command {
+fn make(src: &Path, build: &Path, arch: Arch) -> Command {
     let mut cmd = Command::new("make");
     cmd.arg("-C")
         .arg(src)
         .arg(format!("O={}", build.display()))
-        .arg("ARCH=x86_64");
+        .args(arch.make_vars());
+    with_ccache(&mut cmd);
     cmd
 }
 
 /// tinyconfig + our fragments, then checks that every requested option stuck.
-fn configure(src: &Path, build: &Path, fragments: &[PathBuf]) -> Result<()> {
-    run_quiet(make(src, build).arg("tinyconfig"))?;
+fn configure(src: &Path, build: &Path, arch: Arch, fragments: &[PathBuf]) -> Result<()> {
+    run_quiet(make(src, build, arch).arg("tinyconfig"))?;
     run_quiet(
         Command::new(src.join("scripts/kconfig/merge_config.sh"))
             .current_dir(src)
@@ -385,7 +410,7 @@ fn configure(src: &Path, build: &Path, fragments: &[PathBuf]) -> Result<()> {
             .arg(build.join(".config"))
             .args(fragments),
     )?;
-    run_quiet(make(src, build).arg("olddefconfig"))?;
+    run_quiet(make(src, build, arch).arg("olddefconfig"))?;
     let config = fs::read_to_string(build.join(".config"))?;
     for fragment in fragments {
         for line in fs::read_to_string(fragment)?.lines() {
@@ -446,16 +471,33 @@ pub fn edit_tree() -> Result<PathBuf> {
     Ok(tree)
 }
 
-/// Configures `build` for `flavor` from `tree` (tinyconfig + fragments).
+/// The source tree with the series applied, without building a kernel,
+/// and the lock that keeps other xtasks from moving it while it is used.
+pub fn patched_tree(args: &KernelArgs) -> Result<(PathBuf, fs::File)> {
+    deps::ensure(args.kernel_src.is_none())?;
+    let src = source(args)?;
+    let lock = lock()?;
+    let pristine = ensure_pristine(&src)?;
+    let hash = series_hash(&series()?)?;
+    let tree = source_tree(Flavor::Patched, &pristine, &hash)?;
+    Ok((tree, lock))
+}
+
+/// Configures `build` for `flavor` on x86_64 from `tree` (tinyconfig + fragments).
 pub fn configure_build(tree: &Path, build: &Path, flavor: Flavor) -> Result<()> {
     fs::create_dir_all(build)?;
-    configure(tree, build, &flavor.fragments())
+    configure(tree, build, Arch::X86_64, &flavor.fragments(Arch::X86_64))
 }
 
 /// Gets, patches, configures and builds the kernel for `args`, from cache when possible.
 pub fn prepare(args: &KernelArgs) -> Result<Kernel> {
     let flavor = Flavor::from_args(args);
+    let arch = args.arch;
+    if arch != Arch::X86_64 && flavor == Flavor::Debug {
+        bail!("the debug kernel is built for x86_64 only");
+    }
     deps::ensure(args.kernel_src.is_none())?;
+    deps::ensure_arch(arch)?;
     let src = source(args)?;
     // One build at a time: concurrent xtasks share trees and build dirs.
     let _lock = lock()?;
@@ -467,41 +509,55 @@ pub fn prepare(args: &KernelArgs) -> Result<Kernel> {
     };
     let tree = source_tree(flavor, &pristine, &series_hash)?;
 
-    let fragments = flavor.fragments();
+    let fragments = flavor.fragments(arch);
     let mut config_hasher = Sha256::new();
     config_hasher.update(LAYOUT_VERSION);
     config_hasher.update(flavor.name());
+    config_hasher.update(arch.name());
     hash_files(&mut config_hasher, &fragments)?;
     let config_key = hex(config_hasher);
     let key = format!("{config_key} {series_hash}");
 
-    let build = linux_dir().join(format!("build-{}", flavor.name()));
+    let build = linux_dir().join(match arch {
+        Arch::X86_64 => format!("build-{}", flavor.name()),
+        arch => format!("build-{}-{}", arch.name(), flavor.name()),
+    });
     let kernel = Kernel {
         flavor,
+        arch,
         src: tree.clone(),
         build: build.clone(),
     };
     let stamp = build.join(".pidmap-key");
     if fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str())
-        && kernel.bzimage().exists()
+        && kernel.image().exists()
         && kernel.headers().exists()
     {
-        step(format!("{} kernel is up to date (cached)", flavor.name()));
+        step(format!(
+            "{} kernel is up to date (cached)",
+            kernel.describe()
+        ));
         return Ok(kernel);
     }
 
     fs::create_dir_all(&build)?;
     let config_stamp = build.join(".pidmap-config-key");
     if fs::read_to_string(&config_stamp).ok().as_deref() != Some(config_key.as_str()) {
-        timed(&format!("configuring the {} kernel", flavor.name()), || {
-            configure(&tree, &build, &fragments)
-        })?;
+        timed(
+            &format!("configuring the {} kernel", kernel.describe()),
+            || configure(&tree, &build, arch, &fragments),
+        )?;
         fs::write(&config_stamp, &config_key)?;
     }
-    timed(&format!("building the {} kernel", flavor.name()), || {
-        run(make(&tree, &build).arg(jobs()).arg("bzImage"))?;
-        run_quiet(make(&tree, &build).arg("headers"))
-    })?;
+    timed(
+        &format!("building the {} kernel", kernel.describe()),
+        || {
+            run(make(&tree, &build, arch)
+                .arg(jobs())
+                .arg(arch.image_target()))?;
+            run_quiet(make(&tree, &build, arch).arg("headers"))
+        },
+    )?;
     fs::write(&stamp, &key)?;
     Ok(kernel)
 }

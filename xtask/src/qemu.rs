@@ -1,5 +1,6 @@
 //! Booting the guest under QEMU and judging what came back.
 
+use crate::arch::Arch;
 use crate::guest::{self, Mode, Stage};
 use crate::kernel::{self, Kernel};
 use crate::paths::xtask_dir;
@@ -28,7 +29,11 @@ const SPLATS: &[&str] = &[
 
 /// KVM only where it really works: /dev/kvm can exist without nested
 /// virtualisation, and then `-accel kvm` hangs, so look for vmx/svm too.
-fn accelerator() -> (&'static str, &'static str) {
+/// An arm64 guest on this x86_64 host is always TCG.
+fn accelerator(arch: Arch) -> (&'static str, &'static str) {
+    if arch == Arch::Arm64 {
+        return ("tcg", TCG_CPU_ARM64);
+    }
     match std::env::var("PIDMAP_QEMU_ACCEL").as_deref() {
         Ok("tcg") => return ("tcg", "max"),
         Ok("kvm") => return ("kvm", "host"),
@@ -53,6 +58,11 @@ fn accelerator() -> (&'static str, &'static str) {
     }
 }
 
+/// Every feature TCG emulates, but with QEMU's own pointer-authentication
+/// algorithm instead of the architected QARMA, which costs TCG several
+/// times more per signed return address and tests nothing of ours.
+const TCG_CPU_ARM64: &str = "max,pauth-impdef=on";
+
 /// What the guest's clock counts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum GuestClock {
@@ -76,12 +86,13 @@ struct Boot<'a> {
     clock: GuestClock,
 }
 
-const KERNEL_CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 \
+const KERNEL_CMDLINE: &str = "panic=-1 oops=panic panic_on_warn=1 \
      softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on";
 
 impl Boot<'_> {
     fn command(&self, status_file: &Path) -> Command {
-        let mut cmd = Command::new("qemu-system-x86_64");
+        let arch = self.kernel.arch;
+        let mut cmd = Command::new(arch.qemu());
         cmd.args([
             "-nodefaults",
             "-no-user-config",
@@ -89,16 +100,23 @@ impl Boot<'_> {
             "none",
             "-no-reboot",
         ]);
-        let mut cmdline = KERNEL_CMDLINE.to_string();
+        if arch == Arch::Arm64 {
+            cmd.args(["-M", "virt"]);
+        }
+        let mut cmdline = format!("console={} {KERNEL_CMDLINE}", arch.console());
         match self.clock {
             GuestClock::Host => {
-                let (accel, cpu) = accelerator();
+                let (accel, cpu) = accelerator(arch);
                 cmd.args(["-accel", accel, "-cpu", cpu, "-smp", "2"]);
             }
             GuestClock::Instructions => {
                 // The RTC too runs on the instruction clock, from a fixed
                 // date, so no host time leaks into the guest.
-                cmd.args(["-accel", "tcg", "-cpu", "max", "-smp", "1"])
+                let cpu = match arch {
+                    Arch::X86_64 => "max",
+                    Arch::Arm64 => TCG_CPU_ARM64,
+                };
+                cmd.args(["-accel", "tcg", "-cpu", cpu, "-smp", "1"])
                     .args(["-icount", "shift=0,sleep=off"])
                     .args(["-rtc", "base=2026-01-01T00:00:00,clock=vm"]);
                 cmdline.push_str(" nokaslr norandmaps");
@@ -107,12 +125,11 @@ impl Boot<'_> {
         cmd.arg("-m")
             .arg(self.memory.to_string())
             .arg("-kernel")
-            .arg(self.kernel.bzimage())
+            .arg(self.kernel.image())
             .arg("-initrd")
             .arg(&self.initramfs)
             .arg("-append")
             .arg(cmdline)
-            .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
             .args([
                 "-serial",
                 if self.interactive {
@@ -120,9 +137,28 @@ impl Boot<'_> {
                 } else {
                     "stdio"
                 },
-            ])
-            .arg("-serial")
-            .arg(format!("file:{}", status_file.display()));
+            ]);
+        match arch {
+            Arch::X86_64 => {
+                // Status on the second UART; the verdict through isa-debug-exit.
+                cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+                    .arg("-serial")
+                    .arg(format!("file:{}", status_file.display()));
+            }
+            Arch::Arm64 => {
+                // virt has one non-secure UART: the status goes through a
+                // virtio console (hvc0), the verdict through semihosting's
+                // SYS_EXIT, which guest-exit may call from user space.
+                cmd.args(["-device", "virtio-serial-device"])
+                    .arg("-chardev")
+                    .arg(format!("file,id=status,path={}", status_file.display()))
+                    .args(["-device", "virtconsole,chardev=status"])
+                    .args([
+                        "-semihosting-config",
+                        "enable=on,target=native,userspace=on",
+                    ]);
+            }
+        }
         cmd
     }
 }
@@ -149,12 +185,12 @@ fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
     let mut log = fs::File::create(&log_path)?;
 
     let accel = match boot.clock {
-        GuestClock::Host => accelerator().0,
+        GuestClock::Host => accelerator(boot.kernel.arch).0,
         GuestClock::Instructions => "tcg, icount",
     };
     step(format!(
         "booting the {} kernel under QEMU ({accel}), timeout {} s, log {}",
-        boot.kernel.flavor.name(),
+        boot.kernel.describe(),
         timeout.as_secs(),
         log_path.display()
     ));
@@ -163,7 +199,7 @@ fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
-        .context("cannot start qemu-system-x86_64")?;
+        .with_context(|| format!("cannot start {}", boot.kernel.arch.qemu()))?;
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -286,7 +322,7 @@ fn boot_headless(
 /// and the kernel log is clean.
 pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
-    let label = format!("test-{}", kernel.flavor.name());
+    let label = format!("test-{}", kernel.label());
     let mut expected = 0;
     let outcome = boot_headless(
         &kernel,
@@ -300,6 +336,26 @@ pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
         },
     )?;
     Ok(report_suite(&outcome, expected))
+}
+
+/// Boots `kernel` in test mode with the payload `extra` lays down, for
+/// stages that judge the per-test results themselves.
+pub fn boot_tests(
+    kernel: &Kernel,
+    args: &KernelArgs,
+    label: &str,
+    extra: impl FnOnce(&Stage) -> Result<()>,
+) -> Result<Outcome> {
+    boot_headless(kernel, args, GuestClock::Host, &Mode::Test, label, extra)
+}
+
+/// Whether guest-exit ended QEMU (status 0 or 1), rather than a panic, a
+/// crash or a missing exit device.
+pub fn guest_reported(outcome: &Outcome) -> bool {
+    matches!(
+        (outcome.debug_exit, outcome.guest_status),
+        (Some(1), Some(0)) | (Some(3), Some(_))
+    )
 }
 
 /// Prints the verdict and the one summary line; returns the exit code.
@@ -319,19 +375,17 @@ fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
             eprintln!("    {line}");
         }
     }
-    let reported = match (outcome.debug_exit, outcome.guest_status) {
-        (Some(1), Some(0)) => true,
-        (Some(3), Some(_)) => true,
-        (code, status) => {
-            failed += 1;
-            step(format!(
-                "the guest did not report through isa-debug-exit (qemu exit {code:?}, status {status:?}): \
-                 kernel panic or crash; see {}",
-                outcome.log.display()
-            ));
-            false
-        }
-    };
+    let reported = guest_reported(outcome);
+    if !reported {
+        failed += 1;
+        step(format!(
+            "the guest did not report through its exit device (qemu exit {:?}, status {:?}): \
+             kernel panic or crash; see {}",
+            outcome.debug_exit,
+            outcome.guest_status,
+            outcome.log.display()
+        ));
+    }
     let seen = outcome.passed + outcome.failed.len();
     if reported && seen == 0 {
         failed += 1;
@@ -355,10 +409,10 @@ fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
 /// `cargo xtask qemu-run`: one command in the guest, its exit status is ours.
 pub fn qemu_run(args: &KernelArgs, add: &[PathBuf], command: &[String]) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
-    let label = format!("run-{}", kernel.flavor.name());
+    let label = format!("run-{}", kernel.label());
     let mode = Mode::Run(guest::shell_quote(command));
     let outcome = boot_headless(&kernel, args, GuestClock::Host, &mode, &label, |stage| {
-        guest::add_cli(stage)?;
+        guest::add_cli(stage, kernel.arch)?;
         guest::add_user_files(stage, add)
     })?;
     guest_exit_status(&outcome)
@@ -405,8 +459,10 @@ pub fn run_in_guest(
 /// `cargo xtask qemu-shell`: QEMU owns the terminal until the guest powers off.
 pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
     let kernel = kernel::prepare(args)?;
-    let label = format!("shell-{}", kernel.flavor.name());
-    let initramfs = initramfs_for(&kernel, &Mode::Shell, &label, guest::add_cli)?;
+    let label = format!("shell-{}", kernel.label());
+    let initramfs = initramfs_for(&kernel, &Mode::Shell, &label, |stage| {
+        guest::add_cli(stage, kernel.arch)
+    })?;
     let boot = Boot {
         kernel: &kernel,
         initramfs,
@@ -419,7 +475,7 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
     step("booting an interactive guest; leave with `exit` or Ctrl-A X");
     boot.command(&status_file)
         .status()
-        .context("cannot start qemu-system-x86_64")?;
+        .with_context(|| format!("cannot start {}", kernel.arch.qemu()))?;
     Ok(())
 }
 

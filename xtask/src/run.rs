@@ -18,6 +18,32 @@ fn describe(cmd: &Command) -> String {
     text
 }
 
+/// Debian's ccache puts compiler wrappers in this directory.
+const CCACHE_WRAPPERS: &str = "/usr/lib/ccache";
+
+/// Puts ccache's compiler wrappers first in `cmd`'s PATH when ccache is
+/// installed, so kernel and guest-program builds hit its cache. A fresh
+/// machine without ccache builds as before. `PIDMAP_NO_CCACHE=1` opts out.
+pub fn with_ccache(cmd: &mut Command) -> &mut Command {
+    if std::env::var_os("PIDMAP_NO_CCACHE").is_some_and(|v| v == "1")
+        || !std::path::Path::new(CCACHE_WRAPPERS).is_dir()
+    {
+        return cmd;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|p| p == std::path::Path::new(CCACHE_WRAPPERS)) {
+        return cmd;
+    }
+    let joined = std::env::join_paths(
+        std::iter::once(std::path::PathBuf::from(CCACHE_WRAPPERS))
+            .chain(std::env::split_paths(&path)),
+    );
+    if let Ok(joined) = joined {
+        cmd.env("PATH", joined);
+    }
+    cmd
+}
+
 /// Runs `cmd` with inherited output and fails with the command line if it fails.
 pub fn run(cmd: &mut Command) -> Result<()> {
     let text = describe(cmd);

@@ -1,0 +1,397 @@
+//! `cargo xtask upstream-selftests`: the kernel's own proc, pidfd, clone3
+//! and pid_namespace selftests on the unpatched and the patched kernel.
+//!
+//! The series changes `/proc` readdir and `kernel/pid.c`, so suites that
+//! upstream wrote for those must behave the same on both kernels. The
+//! programs are built once, static, from the unpatched tree, and the same
+//! binaries boot on both kernels. The stage fails on:
+//! - any program or TAP subtest whose result differs between the kernels;
+//! - a program that does not pass on both and is not in [`KNOWN`] with the
+//!   reason (so the list cannot hide a new failure);
+//! - a splat in either kernel's log, a guest that died, or a result that
+//!   never reached the console.
+
+use crate::arch::Arch;
+use crate::deps;
+use crate::guest::{is_elf_executable, Stage};
+use crate::kernel::{self, Kernel};
+use crate::paths::xtask_dir;
+use crate::qemu::{self, Outcome};
+use crate::run::{run_quiet, step, timed, with_ccache};
+use crate::KernelArgs;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The upstream selftest directories that exercise what the series touches.
+pub const SUITES: &[&str] = &["proc", "pidfd", "clone3", "pid_namespace"];
+
+/// Programs that do not pass on either kernel, for a reason outside the
+/// series, with that reason. Printed by every run.
+pub const KNOWN: &[(&str, &str)] = &[];
+
+/// Per-program time limit in the guest (the suite's slowest program takes
+/// well under a minute under TCG).
+const TEST_TIMEOUT_SECS: u32 = 120;
+
+#[derive(Args, Clone)]
+pub struct UpstreamArgs {
+    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_src: Option<PathBuf>,
+}
+
+fn kernel_args(args: &UpstreamArgs, unpatched: bool) -> KernelArgs {
+    KernelArgs {
+        arch: Arch::X86_64,
+        debug: false,
+        unpatched,
+        kernel_src: args.kernel_src.clone(),
+        timeout: 1800,
+        memory: 2048,
+    }
+}
+
+/// What one program did: its verdict and its TAP lines by test number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ProgramResult {
+    verdict: String,
+    subtests: BTreeMap<u32, String>,
+}
+
+pub fn run(args: &UpstreamArgs) -> Result<()> {
+    deps::ensure_upstream_selftests()?;
+    let unpatched = kernel::prepare(&kernel_args(args, true))?;
+    let programs = timed("building upstream's selftests static", || build(&unpatched))?;
+    let patched = kernel::prepare(&kernel_args(args, false))?;
+    let before = boot(&unpatched, args, &programs, true)?;
+    let after = boot(&patched, args, &programs, false)?;
+    judge(&programs, &before, &after)
+}
+
+/// Builds every suite into `target/xtask/upstream-selftests` and returns
+/// the programs as (suite/name, path).
+fn build(kernel: &Kernel) -> Result<Vec<(String, PathBuf)>> {
+    let out = xtask_dir().join("upstream-selftests");
+    run_quiet(
+        with_ccache(&mut Command::new("make"))
+            .arg("-C")
+            .arg(kernel.src.join("tools/testing/selftests"))
+            .args(kernel.arch.make_vars())
+            .arg(format!("TARGETS={}", SUITES.join(" ")))
+            .arg(format!("O={}", out.display()))
+            .arg(format!(
+                "KHDR_INCLUDES=-isystem {}",
+                kernel.headers().display()
+            ))
+            .arg("LDFLAGS=-static")
+            .arg(kernel::jobs())
+            .arg("all"),
+    )?;
+    let mut programs = Vec::new();
+    for suite in SUITES {
+        let dir = out.join("kselftest").join(suite);
+        let mut found: Vec<PathBuf> = fs::read_dir(&dir)
+            .with_context(|| format!("the {suite} selftests left nothing in {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        found.sort();
+        let before = programs.len();
+        for path in found {
+            if is_elf_executable(&path)? {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                programs.push((format!("{suite}/{name}"), path.clone()));
+            }
+        }
+        if programs.len() == before {
+            bail!("the {suite} selftests built no program");
+        }
+    }
+    step(format!(
+        "{} upstream programs from {}",
+        programs.len(),
+        SUITES.join(", ")
+    ));
+    Ok(programs)
+}
+
+fn boot(
+    kernel: &Kernel,
+    args: &UpstreamArgs,
+    programs: &[(String, PathBuf)],
+    unpatched: bool,
+) -> Result<BTreeMap<String, ProgramResult>> {
+    let label = format!("upstream-{}", kernel.label());
+    let outcome = qemu::boot_tests(kernel, &kernel_args(args, unpatched), &label, |stage| {
+        payload(stage, programs)
+    })?;
+    check_boot(&outcome, kernel)?;
+    let log = fs::read_to_string(&outcome.log)?;
+    let results = parse_results(&log);
+    let missing: Vec<&str> = programs
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !results.contains_key(*name))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "on the {} kernel, no result reached the console for: {}; see {}",
+            kernel.describe(),
+            missing.join(", "),
+            outcome.log.display()
+        );
+    }
+    Ok(results)
+}
+
+fn payload(stage: &Stage, programs: &[(String, PathBuf)]) -> Result<()> {
+    for (name, path) in programs {
+        stage.add_file(path, &format!("tests/upstream/{name}"))?;
+    }
+    // Upstream's usual pid_max (pidfd_test's recycling case skips above it).
+    stage.set_env("PIDMAP_PID_MAX", "32768")?;
+    stage.set_env("PIDMAP_TEST_TIMEOUT", &TEST_TIMEOUT_SECS.to_string())
+}
+
+/// A splat or a guest that never reported fails the stage outright.
+fn check_boot(outcome: &Outcome, kernel: &Kernel) -> Result<()> {
+    if !outcome.splats.is_empty() {
+        for line in &outcome.splats {
+            eprintln!("    {line}");
+        }
+        bail!(
+            "the {} kernel's log has {} splat line(s); see {}",
+            kernel.describe(),
+            outcome.splats.len(),
+            outcome.log.display()
+        );
+    }
+    if !qemu::guest_reported(outcome) {
+        bail!(
+            "the {} guest died before reporting (qemu exit {:?}); see {}",
+            kernel.describe(),
+            outcome.debug_exit,
+            outcome.log.display()
+        );
+    }
+    Ok(())
+}
+
+/// The program's verdict from init's result line: pass (rc 0), skip
+/// (kselftest's 4), timeout (busybox timeout's SIGTERM), or fail with rc.
+fn verdict(rc: i32) -> String {
+    match rc {
+        0 => "pass".to_string(),
+        4 => "skip".to_string(),
+        143 | 124 => "timeout".to_string(),
+        rc => format!("fail rc={rc}"),
+    }
+}
+
+/// TAP's `ok N …` / `not ok N … # SKIP …`, keyed by N: descriptions can
+/// carry pids, so only the number and the outcome are compared.
+fn parse_tap(line: &str) -> Option<(u32, String)> {
+    let line = line.trim_start();
+    let (outcome, rest) = if let Some(rest) = line.strip_prefix("not ok ") {
+        ("not ok", rest)
+    } else if let Some(rest) = line.strip_prefix("ok ") {
+        ("ok", rest)
+    } else {
+        return None;
+    };
+    let number: u32 = rest.split_whitespace().next()?.parse().ok()?;
+    let directive = rest.to_ascii_uppercase();
+    let outcome = if directive.contains("# SKIP") {
+        "skip"
+    } else if directive.contains("# XFAIL") {
+        "xfail"
+    } else {
+        outcome
+    };
+    Some((number, outcome.to_string()))
+}
+
+/// Every program's result from a test-mode console log.
+fn parse_results(log: &str) -> BTreeMap<String, ProgramResult> {
+    let mut results = BTreeMap::new();
+    let mut current: Option<(String, BTreeMap<u32, String>)> = None;
+    for line in log.lines().map(|l| l.trim_end_matches('\r')) {
+        if let Some(name) = line.strip_prefix("PIDMAP-TEST-START ") {
+            current = Some((name.trim().to_string(), BTreeMap::new()));
+        } else if let Some(rest) = line.strip_prefix("PIDMAP-TEST-RESULT ") {
+            let mut words = rest.split_whitespace();
+            let name = words.next().unwrap_or_default().to_string();
+            let rc = words
+                .find_map(|w| w.strip_prefix("rc="))
+                .and_then(|rc| rc.parse().ok())
+                .unwrap_or(-1);
+            let subtests = match current.take() {
+                Some((started, subtests)) if started == name => subtests,
+                _ => BTreeMap::new(),
+            };
+            results.insert(
+                name,
+                ProgramResult {
+                    verdict: verdict(rc),
+                    subtests,
+                },
+            );
+        } else if let Some((_, subtests)) = current.as_mut() {
+            if let Some((n, outcome)) = parse_tap(line) {
+                // A program's own plan restarts nowhere; keep the last word.
+                subtests.insert(n, outcome);
+            }
+        }
+    }
+    results
+}
+
+/// The differences between the kernels, one line each.
+fn differences(
+    programs: &[(String, PathBuf)],
+    before: &BTreeMap<String, ProgramResult>,
+    after: &BTreeMap<String, ProgramResult>,
+) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for (name, _) in programs {
+        let (Some(b), Some(a)) = (before.get(name), after.get(name)) else {
+            continue;
+        };
+        if b.verdict != a.verdict {
+            diffs.push(format!(
+                "{name}: unpatched {}, patched {}",
+                b.verdict, a.verdict
+            ));
+        }
+        let numbers: std::collections::BTreeSet<u32> = b
+            .subtests
+            .keys()
+            .chain(a.subtests.keys())
+            .copied()
+            .collect();
+        for n in numbers {
+            let (bs, as_) = (b.subtests.get(&n), a.subtests.get(&n));
+            if bs != as_ {
+                diffs.push(format!(
+                    "{name} subtest {n}: unpatched {}, patched {}",
+                    bs.map_or("absent", String::as_str),
+                    as_.map_or("absent", String::as_str)
+                ));
+            }
+        }
+    }
+    diffs
+}
+
+fn judge(
+    programs: &[(String, PathBuf)],
+    before: &BTreeMap<String, ProgramResult>,
+    after: &BTreeMap<String, ProgramResult>,
+) -> Result<()> {
+    let diffs = differences(programs, before, after);
+    let mut unexplained = Vec::new();
+    let mut passed = 0;
+    for (name, _) in programs {
+        let (b, a) = (&before[name], &after[name]);
+        let known = KNOWN.iter().find(|(k, _)| k == name);
+        match (b.verdict == "pass" && a.verdict == "pass", known) {
+            (true, None) => passed += 1,
+            (true, Some(_)) => {
+                passed += 1;
+                step(format!(
+                    "note: {name} passes on both kernels now; drop it from KNOWN"
+                ));
+            }
+            (false, Some((_, why))) => step(format!(
+                "known: {name}: unpatched {}, patched {} ({why})",
+                b.verdict, a.verdict
+            )),
+            (false, None) => unexplained.push(format!(
+                "{name}: unpatched {}, patched {}",
+                b.verdict, a.verdict
+            )),
+        }
+    }
+    println!(
+        "upstream selftests: {} programs, {passed} pass on both kernels, {} differ, {} unexplained",
+        programs.len(),
+        diffs.len(),
+        unexplained.len()
+    );
+    for line in &diffs {
+        step(format!("DIFFERS: {line}"));
+    }
+    for line in &unexplained {
+        step(format!("UNEXPLAINED (not in KNOWN): {line}"));
+    }
+    if !diffs.is_empty() || !unexplained.is_empty() {
+        bail!(
+            "upstream selftests: {} difference(s) between the kernels, {} unexplained non-pass(es)",
+            diffs.len(),
+            unexplained.len()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+PIDMAP-TEST-START proc/read\r
+TAP version 13\r
+1..2\r
+ok 1 first\r
+[    3.1] random: crng init done\r
+not ok 2 second # SKIP no feature\r
+PIDMAP-TEST-RESULT proc/read pass rc=0 seconds=1\r
+PIDMAP-TEST-START pidfd/pidfd_test\r
+not ok 1 pid 57 recycled\r
+PIDMAP-TEST-RESULT pidfd/pidfd_test FAIL rc=1 seconds=3\r
+";
+
+    #[test]
+    fn results_and_subtests_are_parsed() {
+        let r = parse_results(LOG);
+        assert_eq!(r["proc/read"].verdict, "pass");
+        assert_eq!(r["proc/read"].subtests[&1], "ok");
+        assert_eq!(r["proc/read"].subtests[&2], "skip");
+        assert_eq!(r["pidfd/pidfd_test"].verdict, "fail rc=1");
+        assert_eq!(r["pidfd/pidfd_test"].subtests[&1], "not ok");
+    }
+
+    #[test]
+    fn a_changed_subtest_is_a_difference_and_a_changed_pid_is_not() {
+        let programs = vec![
+            ("proc/read".to_string(), PathBuf::new()),
+            ("pidfd/pidfd_test".to_string(), PathBuf::new()),
+        ];
+        let before = parse_results(LOG);
+        let same = parse_results(&LOG.replace("pid 57", "pid 58"));
+        assert!(differences(&programs, &before, &same).is_empty());
+        let changed = parse_results(&LOG.replace("ok 1 first", "not ok 1 first"));
+        assert_eq!(
+            differences(&programs, &before, &changed),
+            vec!["proc/read subtest 1: unpatched ok, patched not ok"]
+        );
+    }
+
+    #[test]
+    fn a_failure_on_both_kernels_outside_known_fails() {
+        let programs = vec![("pidfd/pidfd_test".to_string(), PathBuf::new())];
+        let r = parse_results(LOG);
+        assert!(judge(&programs, &r, &r).is_err());
+    }
+
+    #[test]
+    fn timeouts_and_skips_are_told_apart() {
+        assert_eq!(verdict(0), "pass");
+        assert_eq!(verdict(4), "skip");
+        assert_eq!(verdict(143), "timeout");
+        assert_eq!(verdict(2), "fail rc=2");
+    }
+}
