@@ -124,3 +124,33 @@ impl Reader {
         row
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_id_keeps_a_row_with_a_status() {
+        let proc = Reader::new(Some(Path::new("/proc")));
+        let me = i32::try_from(std::process::id()).unwrap();
+        let row = proc.task(me, true);
+        assert_eq!((row.status, row.tgid), (Status::Ok, Some(me)));
+        // SAFETY: getppid has no preconditions.
+        assert_eq!(row.ppid, Some(unsafe { libc::getppid() }));
+        // An id that vanished between the listing and the columns.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = i32::try_from(child.id()).unwrap();
+        child.wait().unwrap();
+        let row = proc.task(gone, false);
+        assert_eq!(
+            (row.id, row.status, row.comm),
+            (gone, Status::Vanished, None)
+        );
+        assert_eq!(proc.fd("self", me, 999_999).status, Status::Vanished);
+        // No proc root: unknown, never dropped.
+        let none = Reader::new(None);
+        assert!(!none.available());
+        assert_eq!(none.task(me, false).status, Status::Unknown);
+        assert_eq!(none.fd("self", me, 0).status, Status::Unknown);
+    }
+}
