@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
-use pidmap::{Backend, Error as PmError, KernelSupport, Pid, Pidmap, Query, Target};
+use pidmap::{ActiveBackend, Backend, Error as PmError, KernelSupport, Pid, Pidmap, Query, Target};
 use serde::Serialize;
 
 pub use args::{BackendArg, Cli, Cmd, Columns, Kthreads, PidArg};
@@ -145,7 +145,7 @@ fn warn_no_proc(cli: &Cli, ids: usize) {
 struct ListingDoc<E: Serialize> {
     schema: u32,
     command: &'static str,
-    backend: String,
+    backend: ActiveBackend,
     count: usize,
     ids: Vec<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,7 +175,7 @@ fn untargeted(
         let doc = ListingDoc {
             schema: SCHEMA,
             command: name,
-            backend: pm.active().to_string(),
+            backend: pm.active(),
             count: ids.len(),
             entries: rows.map(|rows| {
                 rows.iter()
@@ -231,7 +231,7 @@ struct TargetDoc {
 struct TargetedDoc {
     schema: u32,
     command: &'static str,
-    backend: String,
+    backend: ActiveBackend,
     targets: Vec<TargetDoc>,
 }
 
@@ -334,7 +334,7 @@ fn targeted(
         let doc = TargetedDoc {
             schema: SCHEMA,
             command: what.name(),
-            backend: pm.active().to_string(),
+            backend: pm.active(),
             targets: docs,
         };
         output::json(out, &doc)?;
@@ -369,8 +369,8 @@ fn support_name(s: Option<KernelSupport>) -> &'static str {
 struct InfoDoc {
     schema: u32,
     command: &'static str,
-    requested: String,
-    backend: Option<String>,
+    requested: Backend,
+    backend: Option<ActiveBackend>,
     kernel_support: &'static str,
     reason: String,
     proc_root: String,
@@ -395,7 +395,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let built = open(cli);
     let (backend, reason, view) = match &built {
         Ok(pm) => (
-            Some(pm.active().to_string()),
+            Some(pm.active()),
             pm.detection().reason(),
             pm.proc_root().is_some(),
         ),
@@ -404,7 +404,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let doc = InfoDoc {
         schema: SCHEMA,
         command: "info",
-        requested: requested.to_string(),
+        requested,
         backend,
         kernel_support: support_name(support),
         reason,
@@ -419,11 +419,10 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     if cli.json {
         output::json(out, &doc)?;
     } else {
-        writeln!(
-            out,
-            "backend:        {}",
-            doc.backend.as_deref().unwrap_or("none")
-        )?;
+        let backend = doc
+            .backend
+            .map_or_else(|| "none".to_string(), |b| b.to_string());
+        writeln!(out, "backend:        {backend}")?;
         writeln!(out, "requested:      {}", doc.requested)?;
         match support {
             Some(s) => writeln!(

@@ -191,6 +191,27 @@ pub fn fds<'fd>(target: impl Into<Target<'fd>>) -> Result<Fds<'fd>> {
     Ok(Fds::owned(Pidmap::new()?, target.into()))
 }
 
+/// The API is flat: the internals are not reachable by a second path, and
+/// the probe cannot be called with an arbitrary syscall number.
+///
+/// ```compile_fail
+/// let _ = pidmap::sys::probe();
+/// ```
+/// ```compile_fail
+/// use pidmap::fallback::Fallback;
+/// ```
+/// ```compile_fail
+/// use pidmap::iter::Pids;
+/// ```
+/// ```compile_fail
+/// use pidmap::backend::Backend;
+/// ```
+/// ```
+/// use pidmap::{Backend, Pids, Fds, Pidmap, Query, Target, Pid, Error};
+/// ```
+#[cfg(doctest)]
+pub struct FlatApi;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
