@@ -1,7 +1,7 @@
 //! Extracts, for the unit test in src/sys.rs, the uapi header of the kernel
 //! series (the `+` lines of every hunk of kernel-patches/*.patch that touch
 //! include/uapi/linux/pidmap.h, in `series` order), the syscall-table lines
-//! the series adds, and the header block of docs/ABI.md. Outside the
+//! the series adds (each after the table's path and a tab), and the header block of docs/ABI.md. Outside the
 //! repository (no kernel-patches/), the files are empty and that test fails
 //! saying so; nothing else uses them.
 
@@ -12,7 +12,11 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
     let root = manifest.join("../..");
-    let patches = root.join("kernel-patches");
+    // An override, to check a series elsewhere (another worktree).
+    println!("cargo:rerun-if-env-changed=PIDMAP_KERNEL_PATCHES");
+    let patches = std::env::var_os("PIDMAP_KERNEL_PATCHES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("kernel-patches"));
     println!("cargo:rerun-if-changed={}", patches.display());
     println!(
         "cargo:rerun-if-changed={}",
@@ -25,9 +29,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", patch.display());
         let text = fs::read_to_string(&patch).unwrap_or_default();
         let mut in_header = false;
+        let mut file = "";
         for line in text.lines() {
-            if let Some(file) = line.strip_prefix("+++ ") {
-                in_header = file.trim_end() == "b/include/uapi/linux/pidmap.h";
+            if let Some(f) = line.strip_prefix("+++ ") {
+                file = f.trim_end().strip_prefix("b/").unwrap_or(f);
+                in_header = file == "include/uapi/linux/pidmap.h";
                 continue;
             }
             if line.starts_with("diff --git ") {
@@ -46,6 +52,8 @@ fn main() {
                 && words[0].bytes().all(|b| b.is_ascii_digit())
                 && (words[2] == "pidmap" || words[2] == "fdmap")
             {
+                table.push_str(file);
+                table.push('\t');
                 table.push_str(added);
                 table.push('\n');
             }
