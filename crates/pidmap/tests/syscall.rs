@@ -265,7 +265,6 @@ struct Req {
 }
 
 const PROC: u32 = 0x01;
-const ALL_TASKS: u32 = 0x02;
 const TASKS: u32 = 0x04;
 const TARGET_PIDFD: u32 = 0x200;
 const PROCFS: u32 = 0x400;
@@ -449,7 +448,6 @@ fn raw_v2_abi_errors() {
     };
     let n = fdmap_raw(by_pidfd, &mut b, FD_TARGET_PIDFD).unwrap();
     assert!(b[..n].contains(&0) || n == b.len());
-    let _ = ALL_TASKS;
 }
 
 /// The view: a procfs mounted with `hidepid=invisible` in a private mount
