@@ -282,7 +282,14 @@ fn cargo_executables(cmd: &mut Command, tests_only: bool) -> Result<Vec<PathBuf>
 /// The library's unit and integration tests, built static for the guest.
 pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
     let tests = timed("building the crate's tests static for the guest", || {
-        cargo_executables(cargo().args(["test", "-p", "pidmap", "--no-run"]), true)
+        let mut tests =
+            cargo_executables(cargo().args(["test", "-p", "pidmap", "--no-run"]), true)?;
+        // The CLI's test of a guest with /proc unmounted (it runs /bin/pidmap).
+        tests.extend(cargo_executables(
+            cargo().args(["test", "-p", "pidmap-cli", "--test", "no_proc", "--no-run"]),
+            true,
+        )?);
+        Ok(tests)
     })?;
     for exe in &tests {
         let name = exe.file_name().unwrap_or_default().to_string_lossy();

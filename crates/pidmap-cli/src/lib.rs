@@ -2,137 +2,36 @@
 //! generate shell completions and a man page from [`command`].
 //!
 //! Exit codes: 0 success, 1 runtime error (no such process, permission
-//! denied, syscall backend unavailable, /proc not mounted), 2 usage error.
-//! A closed stdout (`pidmap procs | head -1`) exits 0 quietly.
+//! denied, syscall backend unavailable, /proc not mounted), 2 usage error
+//! (clap's full message). A closed stdout (`pidmap procs | head -1`) exits
+//! 0 quietly.
+
+mod args;
+mod bench;
+mod columns;
+mod output;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use pidmap::{Backend, Error as PmError, KernelSupport, Pid, Pidmap, Query};
+use anyhow::Result;
+use clap::{CommandFactory, Parser};
+use pidmap::{ActiveBackend, Backend, Error as PmError, KernelSupport, Pid, Pidmap, Query, Target};
 use serde::Serialize;
 
-/// List processes, threads, children and fds via pidmap(2)/fdmap(2), or
-/// /proc when the kernel lacks them.
-#[derive(Debug, Parser)]
-#[command(
-    name = "pidmap",
-    version,
-    about,
-    after_help = "Exit status: 0 success, 1 runtime error, 2 usage error.\n\
-                  Without a patched kernel the /proc backend is used; `cargo xtask qemu-shell` boots one."
-)]
-pub struct Cli {
-    /// Print one JSON document on stdout.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Which backend to use; `syscall` fails instead of falling back.
-    #[arg(long, global = true, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
-    /// Add ppid, state and comm (or, for fds, the target) from /proc.
-    #[arg(long, short = 'l', global = true)]
-    pub long: bool,
-    /// Where procfs is mounted.
-    #[arg(long, global = true, value_name = "PATH", default_value = "/proc")]
-    pub proc_root: PathBuf,
-    #[command(subcommand)]
-    pub command: Cmd,
-}
-
-/// `--backend` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// The syscalls if the kernel has them, else /proc.
-    Auto,
-    /// pidmap(2)/fdmap(2) only.
-    Syscall,
-    /// /proc only.
-    Procfs,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(b: BackendArg) -> Backend {
-        match b {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Syscall => Backend::Syscall,
-            BackendArg::Procfs => Backend::Procfs,
-        }
-    }
-}
-
-/// Subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Cmd {
-    /// List processes (thread-group ids).
-    Procs {
-        /// Leave kernel threads out.
-        #[arg(long)]
-        no_kthreads: bool,
-    },
-    /// List every task id (threads included).
-    Tasks {
-        /// Leave kernel threads out.
-        #[arg(long)]
-        no_kthreads: bool,
-    },
-    /// List the threads of a process.
-    Threads {
-        /// Process id (0: pidmap itself).
-        #[arg(value_parser = parse_pid, allow_hyphen_values = true)]
-        pid: Pid,
-    },
-    /// List the children of a process.
-    Children {
-        /// Process id (0: pidmap itself).
-        #[arg(value_parser = parse_pid, allow_hyphen_values = true)]
-        pid: Pid,
-    },
-    /// List the open file descriptors of a process.
-    Fds {
-        /// Process id (0: pidmap itself).
-        #[arg(value_parser = parse_pid, allow_hyphen_values = true)]
-        pid: Pid,
-    },
-    /// Show the backend in use, the kernel's support and why.
-    Info,
-    /// Time the syscall against /proc on this machine.
-    Bench {
-        /// Listings per measurement.
-        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
-        iterations: u32,
-    },
-}
-
-fn parse_pid(s: &str) -> std::result::Result<Pid, String> {
-    s.parse::<Pid>().map_err(|e| match e {
-        PmError::InvalidArgument(m) => m.to_string(),
-        e => e.to_string(),
-    })
-}
+pub use args::{BackendArg, Cli, Cmd, Columns, Kthreads, PidArg};
+use columns::{Reader, Status, TaskRow};
+pub use output::{escape, SCHEMA};
 
 /// The clap command, for completions and man pages.
 pub fn command() -> clap::Command {
     Cli::command()
 }
 
-/// Parse the arguments; on a usage error print one line and exit 2, on
-/// `--help`/`--version` print them and exit 0.
+/// Parse the arguments; clap prints its whole usage error and exits 2, or
+/// prints `--help`/`--version` and exits 0.
 pub fn parse() -> Cli {
-    match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            let rendered = e.render().to_string();
-            let line = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: invalid usage");
-            eprintln!("pidmap: {}", line.trim_start_matches("error: "));
-            std::process::exit(2);
-        }
-    }
+    Cli::parse()
 }
 
 /// Whether an error comes from writing to a closed pipe.
@@ -143,459 +42,413 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// One line for an error, with a hint for the missing syscall.
+/// One line for an error.
 pub fn error_line(e: &anyhow::Error) -> String {
     if let Some(PmError::SyscallUnavailable(s)) = e.downcast_ref::<PmError>() {
         return format!(
-            "the running kernel lacks pidmap(2)/fdmap(2) ({}); boot a patched kernel with \
-             `cargo xtask qemu-shell`, or apply kernel-patches/ to Linux 6.12",
+            "the pidmap(2)/fdmap(2) system calls are unavailable ({}); \
+             --backend auto or procfs reads /proc instead",
             s.reason()
         );
     }
     format!("{e:#}")
 }
 
-fn open(cli: &Cli, backend: Backend) -> Result<Pidmap> {
-    Ok(Pidmap::builder()
-        .backend(backend)
-        .proc_root(&cli.proc_root)
-        .build()?)
+fn warn(msg: &str) {
+    eprintln!("pidmap: warning: {msg}");
 }
 
-/// Run a parsed command, writing to `out`.
-pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<()> {
+fn open(cli: &Cli) -> Result<Pidmap> {
+    let mut b = Pidmap::builder();
+    if let Some(backend) = cli.backend {
+        b = b.backend(backend.into());
+    }
+    if let Some(root) = &cli.proc_root {
+        b = b.proc_root(root);
+    }
+    Ok(b.build()?)
+}
+
+fn proc_root(cli: &Cli) -> PathBuf {
+    cli.proc_root
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/proc"))
+}
+
+/// Run a parsed command, writing to `out`. `Ok(false)`: some targets
+/// failed (each said so on stderr); the exit status is then 1.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
+    let kq = |q: Query<'static>, k: &Kthreads| {
+        if k.no_kthreads {
+            q.without_kthreads()
+        } else {
+            q
+        }
+    };
     match &cli.command {
-        Cmd::Procs { no_kthreads } => {
-            let q = kq(Query::processes(), *no_kthreads);
-            list_pids(cli, "procs", q, out)
+        Cmd::Procs { columns, kthreads } => {
+            untargeted(cli, "procs", kq(Query::processes(), kthreads), columns, out)
         }
-        Cmd::Tasks { no_kthreads } => {
-            let q = kq(Query::all_tasks(), *no_kthreads);
-            list_pids(cli, "tasks", q, out)
+        Cmd::Tasks { columns, kthreads } => {
+            untargeted(cli, "tasks", kq(Query::all_tasks(), kthreads), columns, out)
         }
-        Cmd::Threads { pid } => list_pids(cli, "threads", Query::threads(*pid), out),
-        Cmd::Children { pid } => list_pids(cli, "children", Query::children(*pid), out),
-        Cmd::Fds { pid } => list_fds(cli, *pid, out),
+        Cmd::Threads {
+            pids,
+            columns,
+            kthreads,
+        } => targeted(cli, What::Threads(kthreads.no_kthreads), pids, columns, out),
+        Cmd::Children {
+            pids,
+            columns,
+            kthreads,
+        } => targeted(
+            cli,
+            What::Children(kthreads.no_kthreads),
+            pids,
+            columns,
+            out,
+        ),
+        Cmd::Fds { pids, columns } => targeted(cli, What::Fds, pids, columns, out),
         Cmd::Info => info(cli, out),
-        Cmd::Bench { iterations } => bench(cli, *iterations, out),
+        Cmd::Bench { iterations } => {
+            let requested = match cli.backend {
+                Some(b) => Some(b.into()),
+                None => Backend::from_env()?,
+            };
+            bench::run(requested, &proc_root(cli), *iterations, cli.json, out).map(|()| true)
+        }
     }
 }
 
-fn kq(q: Query, no_kthreads: bool) -> Query {
-    if no_kthreads {
-        q.without_kthreads()
-    } else {
-        q
+/// Read the `--long` columns of every id, warning when some cannot be
+/// read; every id keeps its row.
+fn task_rows(reader: &Reader, ids: &[i32], tgid: bool) -> Vec<TaskRow> {
+    let rows: Vec<TaskRow> = ids.iter().map(|&id| reader.task(id, tgid)).collect();
+    let unknown = rows.iter().filter(|r| r.status == Status::Unknown).count();
+    if unknown > 0 && reader.available() {
+        warn(&format!(
+            "the columns of {unknown} of {} ids could not be read (shown as ?)",
+            rows.len()
+        ));
     }
+    rows
+}
+
+fn warn_no_proc(cli: &Cli, ids: usize) {
+    warn(&format!(
+        "{} is not a mounted procfs: listing {ids} ids with unknown columns (shown as ?)",
+        proc_root(cli).display()
+    ));
 }
 
 #[derive(Serialize)]
-struct Listing<'a, T: Serialize> {
-    command: &'a str,
-    backend: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pid: Option<i32>,
+struct ListingDoc<E: Serialize> {
+    schema: u32,
+    command: &'static str,
+    backend: ActiveBackend,
     count: usize,
     ids: Vec<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    entries: Option<Vec<T>>,
+    entries: Option<Vec<E>>,
 }
 
-#[derive(Serialize)]
-struct TaskEntry {
-    pid: i32,
-    ppid: i32,
-    state: String,
-    comm: String,
-}
-
-#[derive(Serialize)]
-struct FdEntry {
-    fd: i32,
-    target: Option<String>,
-}
-
-/// `(ppid, state, comm)` from `<root>/<id>/stat`, `None` if it vanished.
-fn stat_of(root: &Path, id: i32) -> Option<(i32, String, String)> {
-    let s = std::fs::read(root.join(id.to_string()).join("stat")).ok()?;
-    let open = s.iter().position(|&b| b == b'(')?;
-    let close = s.iter().rposition(|&b| b == b')')?;
-    let comm = String::from_utf8_lossy(&s[open + 1..close]).into_owned();
-    let rest = std::str::from_utf8(&s[close + 1..]).ok()?;
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.to_string();
-    let ppid = f.next()?.parse().ok()?;
-    Some((ppid, state, comm))
-}
-
-fn list_pids(cli: &Cli, name: &str, q: Query, out: &mut dyn Write) -> Result<()> {
-    let mut pm = open(cli, cli.backend.into())?;
+fn untargeted(
+    cli: &Cli,
+    name: &'static str,
+    q: Query<'_>,
+    columns: &Columns,
+    out: &mut dyn Write,
+) -> Result<bool> {
+    let mut pm = open(cli)?;
     let mut ids = Vec::new();
     pm.fill(q, &mut ids)?;
-    let pid = match q.listing {
-        pidmap::Listing::Threads(p) | pidmap::Listing::Children(p) => Some(p.as_raw()),
-        _ => None,
-    };
     let ids: Vec<i32> = ids.into_iter().map(i32::from).collect();
-    let entries = cli.long.then(|| {
-        ids.iter()
-            .filter_map(|&id| {
-                let (ppid, state, comm) = stat_of(&cli.proc_root, id)?;
-                Some(TaskEntry {
-                    pid: id,
-                    ppid,
-                    state,
-                    comm,
-                })
-            })
-            .collect::<Vec<_>>()
+    let tgid = name == "tasks";
+    let reader = Reader::new(pm.proc_root());
+    let rows = columns.long.then(|| {
+        if !reader.available() {
+            warn_no_proc(cli, ids.len());
+        }
+        task_rows(&reader, &ids, tgid)
     });
     if cli.json {
-        let doc = Listing {
+        let doc = ListingDoc {
+            schema: SCHEMA,
             command: name,
-            backend: pm.active().to_string(),
-            pid,
+            backend: pm.active(),
             count: ids.len(),
+            entries: rows.map(|rows| {
+                rows.iter()
+                    .map(|r| output::TaskEntry::new(r, tgid))
+                    .collect()
+            }),
             ids,
-            entries,
         };
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
-    } else if let Some(entries) = entries {
-        writeln!(out, "{:>8} {:>8} S COMMAND", "PID", "PPID")?;
-        for e in entries {
-            writeln!(out, "{:>8} {:>8} {} {}", e.pid, e.ppid, e.state, e.comm)?;
-        }
+        output::json(out, &doc)?;
+    } else if let Some(rows) = rows {
+        output::task_table(out, &rows, tgid, !columns.no_headers)?;
     } else {
         for id in ids {
             writeln!(out, "{id}")?;
         }
     }
     out.flush()?;
-    Ok(())
+    Ok(true)
 }
 
-fn list_fds(cli: &Cli, pid: Pid, out: &mut dyn Write) -> Result<()> {
-    let mut pm = open(cli, cli.backend.into())?;
-    let mut fds = Vec::new();
-    pm.fill_fds(pid, &mut fds)?;
-    let dir = cli.proc_root.join(if pid.as_raw() == 0 {
-        "self".to_string()
-    } else {
-        pid.to_string()
-    });
-    let entries = cli.long.then(|| {
-        fds.iter()
-            .map(|&fd| FdEntry {
-                fd,
-                target: std::fs::read_link(dir.join("fd").join(fd.to_string()))
-                    .ok()
-                    .map(|p| p.to_string_lossy().into_owned()),
-            })
-            .collect::<Vec<_>>()
-    });
-    if cli.json {
-        let doc = Listing {
-            command: "fds",
-            backend: pm.active().to_string(),
-            pid: Some(pid.as_raw()),
-            count: fds.len(),
-            ids: fds,
-            entries,
-        };
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
-    } else if let Some(entries) = entries {
-        writeln!(out, "{:>6} TARGET", "FD")?;
-        for e in entries {
-            writeln!(out, "{:>6} {}", e.fd, e.target.as_deref().unwrap_or("?"))?;
-        }
-    } else {
-        for fd in fds {
-            writeln!(out, "{fd}")?;
-        }
-    }
-    out.flush()?;
-    Ok(())
+/// A targeted listing.
+#[derive(Debug, Clone, Copy)]
+enum What {
+    Threads(bool),
+    Children(bool),
+    Fds,
 }
 
-fn support_name(s: KernelSupport) -> &'static str {
-    match s {
-        KernelSupport::Available => "available",
-        KernelSupport::Missing => "missing",
-        KernelSupport::Blocked => "blocked",
-        KernelSupport::Unexpected { .. } => "unexpected",
-        _ => "unknown",
+impl What {
+    fn name(self) -> &'static str {
+        match self {
+            What::Threads(_) => "threads",
+            What::Children(_) => "children",
+            What::Fds => "fds",
+        }
     }
 }
 
 #[derive(Serialize)]
-struct Info {
-    requested: String,
-    backend: Option<String>,
+struct TargetDoc {
+    target: String,
+    pid: i32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    count: usize,
+    ids: Vec<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entries: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct TargetedDoc {
+    schema: u32,
+    command: &'static str,
+    backend: ActiveBackend,
+    targets: Vec<TargetDoc>,
+}
+
+fn error_status(e: &PmError) -> &'static str {
+    match e {
+        PmError::NoSuchProcess { .. } => "no_such_process",
+        PmError::PermissionDenied { .. } => "permission_denied",
+        _ => "error",
+    }
+}
+
+fn targeted(
+    cli: &Cli,
+    what: What,
+    pids: &[PidArg],
+    columns: &Columns,
+    out: &mut dyn Write,
+) -> Result<bool> {
+    let mut pm = open(cli)?;
+    let reader = Reader::new(pm.proc_root());
+    if columns.long && !reader.available() {
+        warn_no_proc(cli, 0);
+    }
+    let mut all_ok = true;
+    let mut docs = Vec::new();
+    let mut task_rows_all = Vec::new();
+    let mut fd_rows_all = Vec::new();
+    let mut plain = Vec::new();
+    for &arg in pids {
+        let (target, pid) = match arg {
+            PidArg::Myself => (Target::Caller, Pid::this_process()),
+            PidArg::Pid(p) => (Target::Pid(p), p),
+        };
+        let mut ids: Vec<i32> = Vec::new();
+        let r = match what {
+            What::Threads(k) | What::Children(k) => {
+                let q = if matches!(what, What::Threads(_)) {
+                    Query::threads(target)
+                } else {
+                    Query::children(target)
+                };
+                let q = if k { q.without_kthreads() } else { q };
+                let mut v = Vec::new();
+                pm.fill(q, &mut v)
+                    .map(|()| ids = v.into_iter().map(i32::from).collect())
+            }
+            What::Fds => pm.fill_fds(target, &mut ids),
+        };
+        let mut doc = TargetDoc {
+            target: arg.spelling(),
+            pid: pid.as_raw(),
+            status: "ok",
+            error: None,
+            count: 0,
+            ids: Vec::new(),
+            entries: None,
+        };
+        if let Err(e) = r {
+            eprintln!("pidmap: {e}");
+            doc.status = error_status(&e);
+            doc.error = Some(e.to_string());
+            all_ok = false;
+            docs.push(doc);
+            continue;
+        }
+        if columns.long {
+            match what {
+                What::Fds => {
+                    // The caller's fds are the calling thread's table.
+                    let dir = match arg {
+                        PidArg::Myself => "thread-self".to_string(),
+                        PidArg::Pid(p) => p.to_string(),
+                    };
+                    let rows: Vec<_> = ids
+                        .iter()
+                        .map(|&fd| reader.fd(&dir, pid.as_raw(), fd))
+                        .collect();
+                    let entries: Vec<_> = rows.iter().map(output::FdEntry::new).collect();
+                    doc.entries = Some(serde_json::to_value(entries)?);
+                    fd_rows_all.extend(rows);
+                }
+                What::Threads(_) | What::Children(_) => {
+                    let tgid = matches!(what, What::Threads(_));
+                    let rows = task_rows(&reader, &ids, tgid);
+                    let entries: Vec<_> = rows
+                        .iter()
+                        .map(|r| output::TaskEntry::new(r, tgid))
+                        .collect();
+                    doc.entries = Some(serde_json::to_value(entries)?);
+                    task_rows_all.extend(rows);
+                }
+            }
+        }
+        doc.count = ids.len();
+        plain.extend_from_slice(&ids);
+        doc.ids = ids;
+        docs.push(doc);
+    }
+    if cli.json {
+        let doc = TargetedDoc {
+            schema: SCHEMA,
+            command: what.name(),
+            backend: pm.active(),
+            targets: docs,
+        };
+        output::json(out, &doc)?;
+    } else if columns.long {
+        match what {
+            What::Fds => output::fd_table(out, &fd_rows_all, !columns.no_headers)?,
+            What::Threads(_) => output::task_table(out, &task_rows_all, true, !columns.no_headers)?,
+            What::Children(_) => {
+                output::task_table(out, &task_rows_all, false, !columns.no_headers)?
+            }
+        }
+    } else {
+        for id in plain {
+            writeln!(out, "{id}")?;
+        }
+    }
+    out.flush()?;
+    Ok(all_ok)
+}
+
+fn support_name(s: Option<KernelSupport>) -> &'static str {
+    match s {
+        None => "not probed",
+        Some(KernelSupport::Available) => "available",
+        Some(KernelSupport::Missing) => "missing",
+        Some(KernelSupport::Blocked) => "blocked",
+        Some(_) => "unexpected",
+    }
+}
+
+#[derive(Serialize)]
+struct InfoDoc {
+    schema: u32,
+    command: &'static str,
+    requested: Backend,
+    backend: Option<ActiveBackend>,
     kernel_support: &'static str,
     reason: String,
     proc_root: String,
-    syscall_numbers: Numbers,
+    procfs_view: bool,
+    syscall_numbers: Option<Numbers>,
     version: &'static str,
 }
 
 #[derive(Serialize)]
 struct Numbers {
-    pidmap: libc::c_long,
-    fdmap: libc::c_long,
+    pidmap: i64,
+    fdmap: i64,
 }
 
-fn info(cli: &Cli, out: &mut dyn Write) -> Result<()> {
-    let requested: Backend = cli.backend.into();
-    // Info always reports the kernel's answer, even for --backend procfs.
-    let support = pidmap::kernel_support();
-    let built = open(cli, requested);
-    let (backend, reason) = match &built {
-        Ok(pm) => (Some(pm.active().to_string()), pm.detection().reason()),
-        Err(e) => (None, error_line(e)),
+fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
+    let requested: Backend = match cli.backend {
+        Some(b) => b.into(),
+        None => Backend::from_env()?.unwrap_or_default(),
     };
-    let doc = Info {
-        requested: requested.to_string(),
+    // The kernel's answer, unless the user said not to probe.
+    let support = (requested != Backend::Procfs).then(pidmap::kernel_support);
+    let built = open(cli);
+    let (backend, reason, view) = match &built {
+        Ok(pm) => (
+            Some(pm.active()),
+            pm.detection().reason(),
+            pm.proc_root().is_some(),
+        ),
+        Err(e) => (None, error_line(e), false),
+    };
+    let doc = InfoDoc {
+        schema: SCHEMA,
+        command: "info",
+        requested,
         backend,
         kernel_support: support_name(support),
         reason,
-        proc_root: cli.proc_root.display().to_string(),
-        syscall_numbers: Numbers {
-            pidmap: pidmap::sys::NR.pidmap,
-            fdmap: pidmap::sys::NR.fdmap,
-        },
+        proc_root: proc_root(cli).display().to_string(),
+        procfs_view: view,
+        syscall_numbers: pidmap::SYSCALL_NUMBERS.map(|n| Numbers {
+            pidmap: n.pidmap,
+            fdmap: n.fdmap,
+        }),
         version: env!("CARGO_PKG_VERSION"),
     };
     if cli.json {
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
+        output::json(out, &doc)?;
     } else {
-        writeln!(
-            out,
-            "backend:        {}",
-            doc.backend.as_deref().unwrap_or("none")
-        )?;
+        let backend = doc
+            .backend
+            .map_or_else(|| "none".to_string(), |b| b.to_string());
+        writeln!(out, "backend:        {backend}")?;
         writeln!(out, "requested:      {}", doc.requested)?;
-        writeln!(
-            out,
-            "kernel support: {} ({})",
-            doc.kernel_support,
-            support.reason()
-        )?;
+        match support {
+            Some(s) => writeln!(
+                out,
+                "kernel support: {} ({})",
+                doc.kernel_support,
+                s.reason()
+            )?,
+            None => writeln!(out, "kernel support: not probed (--backend procfs)")?,
+        }
         writeln!(out, "reason:         {}", doc.reason)?;
-        writeln!(out, "proc root:      {}", doc.proc_root)?;
         writeln!(
             out,
-            "syscalls:       pidmap = {}, fdmap = {}",
-            doc.syscall_numbers.pidmap, doc.syscall_numbers.fdmap
+            "proc root:      {}{}",
+            doc.proc_root,
+            if view { "" } else { " (not a mounted procfs)" }
         )?;
-    }
-    out.flush()?;
-    built.map(|_| ())
-}
-
-#[derive(Serialize)]
-struct BenchRow {
-    listing: &'static str,
-    method: &'static str,
-    ids: usize,
-    median_us: f64,
-    min_us: f64,
-}
-
-#[derive(Serialize)]
-struct Ratio {
-    listing: &'static str,
-    slower: &'static str,
-    faster: &'static str,
-    ratio: f64,
-}
-
-#[derive(Serialize)]
-struct BenchDoc {
-    syscall_available: bool,
-    kernel_support: String,
-    iterations: u32,
-    results: Vec<BenchRow>,
-    ratios: Vec<Ratio>,
-}
-
-fn time(iterations: u32, mut f: impl FnMut() -> Result<usize>) -> Result<(usize, f64, f64)> {
-    let mut n = f()?; // warm-up
-    let mut samples = Vec::with_capacity(iterations as usize);
-    for _ in 0..iterations {
-        let t = Instant::now();
-        n = f()?;
-        samples.push(t.elapsed());
-    }
-    samples.sort();
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    Ok((n, us(samples[samples.len() / 2]), us(samples[0])))
-}
-
-fn std_read_dir(path: &Path) -> Result<Vec<i32>> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(path).with_context(|| format!("reading {}", path.display()))? {
-        if let Some(id) = e?.file_name().to_str().and_then(|s| s.parse().ok()) {
-            v.push(id);
-        }
-    }
-    Ok(v)
-}
-
-fn bench(cli: &Cli, iterations: u32, out: &mut dyn Write) -> Result<()> {
-    let support = pidmap::kernel_support();
-    if cli.backend == BackendArg::Syscall && !support.is_available() {
-        return Err(PmError::SyscallUnavailable(support).into());
-    }
-    let mut sc = if support.is_available() && cli.backend != BackendArg::Procfs {
-        Some(open(cli, Backend::Syscall)?)
-    } else {
-        None
-    };
-    let mut pf = open(cli, Backend::Procfs)?;
-    let root = cli.proc_root.clone();
-    let mut rows = Vec::new();
-    let mut pids = Vec::with_capacity(1 << 16);
-    let mut fds = Vec::with_capacity(1 << 12);
-    type Listing = (&'static str, Query);
-    let listings: [Listing; 2] = [("procs", Query::processes()), ("tasks", Query::all_tasks())];
-    for (name, q) in listings {
-        if let Some(sc) = sc.as_mut() {
-            let (n, med, min) = time(iterations, || {
-                Ok(sc.fill(q, &mut pids).map(|_| pids.len())?)
-            })?;
-            rows.push(BenchRow {
-                listing: name,
-                method: "syscall",
-                ids: n,
-                median_us: med,
-                min_us: min,
-            });
-        }
-        let (n, med, min) = time(iterations, || {
-            Ok(pf.fill(q, &mut pids).map(|_| pids.len())?)
-        })?;
-        rows.push(BenchRow {
-            listing: name,
-            method: "procfs",
-            ids: n,
-            median_us: med,
-            min_us: min,
-        });
-        let (n, med, min) = time(iterations, || {
-            let ps = std_read_dir(&root)?;
-            if name == "procs" {
-                return Ok(ps.len());
-            }
-            let mut total = 0;
-            for p in ps {
-                total +=
-                    std_read_dir(&root.join(p.to_string()).join("task")).map_or(0, |v| v.len());
-            }
-            Ok(total)
-        })?;
-        rows.push(BenchRow {
-            listing: name,
-            method: "std_read_dir",
-            ids: n,
-            median_us: med,
-            min_us: min,
-        });
-    }
-    if let Some(sc) = sc.as_mut() {
-        let (n, med, min) = time(iterations, || {
-            Ok(sc.fill_fds(Pid::CALLER, &mut fds).map(|_| fds.len())?)
-        })?;
-        rows.push(BenchRow {
-            listing: "fds",
-            method: "syscall",
-            ids: n,
-            median_us: med,
-            min_us: min,
-        });
-    }
-    let (n, med, min) = time(iterations, || {
-        Ok(pf.fill_fds(Pid::CALLER, &mut fds).map(|_| fds.len())?)
-    })?;
-    rows.push(BenchRow {
-        listing: "fds",
-        method: "procfs",
-        ids: n,
-        median_us: med,
-        min_us: min,
-    });
-    let (n, med, min) = time(
-        iterations,
-        || Ok(std_read_dir(&root.join("self/fd"))?.len()),
-    )?;
-    rows.push(BenchRow {
-        listing: "fds",
-        method: "std_read_dir",
-        ids: n,
-        median_us: med,
-        min_us: min,
-    });
-
-    let mut ratios = Vec::new();
-    for listing in ["procs", "tasks", "fds"] {
-        let get = |m: &str| rows.iter().find(|r| r.listing == listing && r.method == m);
-        let fastest = get("syscall")
-            .or_else(|| get("procfs"))
-            .expect("procfs row");
-        for r in rows
-            .iter()
-            .filter(|r| r.listing == listing && r.method != fastest.method)
-        {
-            ratios.push(Ratio {
-                listing,
-                slower: r.method,
-                faster: fastest.method,
-                ratio: r.median_us / fastest.median_us.max(1e-3),
-            });
-        }
-    }
-    let doc = BenchDoc {
-        syscall_available: sc.is_some(),
-        kernel_support: support.reason(),
-        iterations,
-        results: rows,
-        ratios,
-    };
-    if cli.json {
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
-    } else {
-        if doc.syscall_available {
-            writeln!(out, "syscall backend available: comparing it with /proc")?;
-        } else {
-            writeln!(
+        match &doc.syscall_numbers {
+            Some(n) => writeln!(
                 out,
-                "no pidmap(2) on this kernel ({}): benchmarking the /proc backends only",
-                doc.kernel_support
-            )?;
-        }
-        writeln!(
-            out,
-            "{:<7} {:<13} {:>7} {:>12} {:>12}",
-            "listing", "method", "ids", "median µs", "min µs"
-        )?;
-        for r in &doc.results {
-            writeln!(
-                out,
-                "{:<7} {:<13} {:>7} {:>12.1} {:>12.1}",
-                r.listing, r.method, r.ids, r.median_us, r.min_us
-            )?;
-        }
-        for r in &doc.ratios {
-            writeln!(
-                out,
-                "{:<7} {} is {:.2}x the time of {}",
-                r.listing, r.slower, r.ratio, r.faster
-            )?;
+                "syscalls:       pidmap = {}, fdmap = {}",
+                n.pidmap, n.fdmap
+            )?,
+            None => writeln!(out, "syscalls:       not wired on this architecture")?,
         }
     }
     out.flush()?;
-    Ok(())
+    built.map(|_| true)
 }

@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use pidmap::{Backend, Pid, Pidmap, Query};
+use pidmap::{Backend, Pidmap, Query, Target};
 
 const TARGET_THREADS: usize = 10_000;
 
@@ -231,7 +231,7 @@ fn bench_tids(c: &mut Criterion) {
     let mut pm = Pidmap::with_backend(Backend::Procfs).unwrap();
     let mut ours = Vec::with_capacity(1 << 16);
     let mut v = Vec::with_capacity(1 << 16);
-    pm.fill(Query::threads(Pid::CALLER), &mut ours).unwrap();
+    pm.fill(Query::threads(Target::Caller), &mut ours).unwrap();
     assert!(ours.len() > TARGET_THREADS, "{} threads", ours.len());
     {
         let (mut w1, mut w2, mut w3) = (Vec::new(), Vec::new(), Vec::new());
@@ -241,7 +241,7 @@ fn bench_tids(c: &mut Criterion) {
             40,
             &mut [
                 ("pidmap", &mut || {
-                    pm.fill(Query::threads(Pid::CALLER), &mut ours).unwrap();
+                    pm.fill(Query::threads(Target::Caller), &mut ours).unwrap();
                     ours.len()
                 }),
                 ("procfs_crate", &mut || {
@@ -280,7 +280,7 @@ fn bench_tids(c: &mut Criterion) {
     let mut g = c.benchmark_group("tids_10k");
     g.bench_function("pidmap", |b| {
         b.iter(|| {
-            pm.fill(Query::threads(Pid::CALLER), &mut ours).unwrap();
+            pm.fill(Query::threads(Target::Caller), &mut ours).unwrap();
             black_box(ours.len())
         })
     });

@@ -1,34 +1,45 @@
 //! Backend selection and kernel-support detection.
 //!
-//! Detection is explicit and testable, in the spirit of the `landlock`
-//! crate's compatibility levels: the probe's raw answer is turned into a
-//! [`KernelSupport`] by a pure function ([`KernelSupport::from_probe`]), and
-//! a requested [`Backend`] is turned into the active one by another pure
-//! function ([`Backend::resolve`]). Only [`kernel_support`] touches the
-//! kernel, once per process, and caches the answer in an atomic.
+//! The probe's raw answer becomes a [`KernelSupport`] through a pure
+//! function ([`KernelSupport::from_probe`]) and a requested [`Backend`]
+//! becomes the active one through another ([`Backend::resolve`]); only
+//! [`kernel_support`] touches the kernel, once per process (`OnceLock`).
+//! The kernel version is never consulted.
 //!
-//! The probe only ever issues our own syscall numbers, with an undefined
-//! flag bit and a NULL buffer of length 0: a patched kernel answers
-//! `EINVAL`, an unpatched one `ENOSYS`, a seccomp filter usually `EPERM`.
-//! The kernel version (`uname`) is never consulted: backports and
-//! out-of-tree patches make it meaningless.
+//! **Sandboxes.** The probe issues a system call an allow-list seccomp
+//! filter does not know (Android apps, Chromium-style sandboxes, systemd's
+//! `SystemCallFilter=`, which may *kill* the process rather than answer
+//! `EPERM`). Such programs must not probe: set the environment variable
+//! [`BACKEND_ENV`] (`PIDMAP_BACKEND=procfs`), or build the handle with
+//! [`Backend::Procfs`]. Under [`Backend::Auto`], a real call that answers
+//! `ENOSYS`, or `EPERM` while a fresh probe no longer says "available" (a
+//! filter installed after the first probe), switches that handle to /proc.
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::sys;
 
+/// The environment variable that chooses the backend of handles built
+/// without an explicit [`Builder::backend`](crate::Builder::backend):
+/// `auto`, `syscall` or `procfs`. `procfs` never issues the probe.
+pub const BACKEND_ENV: &str = "PIDMAP_BACKEND";
+
 /// Which implementation a listing should use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum Backend {
-    /// Use the syscalls when the kernel has them, else fall back to /proc.
+    /// The syscalls when usable, else /proc (probed once per process, and
+    /// re-checked when a real call answers `ENOSYS`/`EPERM`).
     #[default]
     Auto,
     /// Require pidmap(2)/fdmap(2); never fall back.
     Syscall,
-    /// Always read /proc, never issue the syscalls (not even the probe).
+    /// Always read /proc; the syscalls are never issued, not even the probe.
     Procfs,
 }
 
@@ -45,7 +56,7 @@ impl fmt::Display for Backend {
 impl FromStr for Backend {
     type Err = Error;
 
-    /// Parse `auto`, `syscall` or `procfs`.
+    /// `auto`, `syscall` or `procfs`.
     ///
     /// ```
     /// use pidmap::Backend;
@@ -56,20 +67,44 @@ impl FromStr for Backend {
         match s {
             "auto" => Ok(Backend::Auto),
             "syscall" => Ok(Backend::Syscall),
-            "procfs" | "proc" => Ok(Backend::Procfs),
+            "procfs" => Ok(Backend::Procfs),
             _ => Err(Error::InvalidArgument(
-                "backend must be auto, syscall or procfs",
+                "a backend is auto, syscall or procfs",
             )),
         }
     }
 }
 
-/// The implementation actually in use.
+impl Backend {
+    /// The backend [`BACKEND_ENV`] asks for, if it is set.
+    ///
+    /// An unset or empty variable is `Ok(None)`; a value that is not a
+    /// backend is an error rather than a silent probe.
+    pub fn from_env() -> Result<Option<Backend>> {
+        match std::env::var_os(BACKEND_ENV) {
+            None => Ok(None),
+            Some(v) if v.is_empty() => Ok(None),
+            Some(v) => v
+                .to_str()
+                .ok_or(Error::InvalidArgument("PIDMAP_BACKEND is not UTF-8"))?
+                .parse()
+                .map(Some)
+                .map_err(|_| {
+                    Error::InvalidArgument("PIDMAP_BACKEND must be auto, syscall or procfs")
+                }),
+        }
+    }
+}
+
+/// The implementation in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum ActiveBackend {
     /// pidmap(2)/fdmap(2).
     Syscall,
-    /// The /proc fallback (raw `getdents64`).
+    /// The /proc reader.
     Procfs,
 }
 
@@ -82,27 +117,28 @@ impl fmt::Display for ActiveBackend {
     }
 }
 
-/// What the running kernel says about pidmap(2)/fdmap(2).
+/// What the running kernel (and any sandbox) says about pidmap(2)/fdmap(2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub enum KernelSupport {
     /// Both calls answered the probe with `EINVAL`: they exist.
     Available,
-    /// `ENOSYS`: the kernel does not have the calls (unpatched kernel).
+    /// `ENOSYS`: the kernel lacks the calls (or a filter says so).
     Missing,
-    /// `EPERM`: a seccomp filter (container runtime, sandbox) blocks them.
+    /// `EPERM`: a seccomp filter blocks them.
     Blocked,
     /// Some other answer: whatever is at our numbers is not our ABI.
     Unexpected {
         /// `"pidmap"` or `"fdmap"`.
         call: &'static str,
-        /// The raw return value, or the negated errno.
+        /// The return value, or the negated errno.
         result: i64,
     },
 }
 
 impl KernelSupport {
-    /// Classify the raw results of the probe calls (`Ok(return value)` or
+    /// Classify the probe's raw results (`Ok(return value)` or
     /// `Err(errno)`), without touching the kernel.
     ///
     /// ```
@@ -112,8 +148,8 @@ impl KernelSupport {
     /// assert_eq!(KernelSupport::from_probe(e(libc::ENOSYS), e(libc::ENOSYS)), KernelSupport::Missing);
     /// assert_eq!(KernelSupport::from_probe(e(libc::EPERM), e(libc::EPERM)), KernelSupport::Blocked);
     /// ```
-    pub fn from_probe(pidmap: Result<i64, i32>, fdmap: Result<i64, i32>) -> KernelSupport {
-        let one = |call: &'static str, r: Result<i64, i32>| match r {
+    pub fn from_probe(pidmap: Result<u64, i32>, fdmap: Result<u64, i32>) -> KernelSupport {
+        let one = |call: &'static str, r: Result<u64, i32>| match r {
             Err(libc::EINVAL) => KernelSupport::Available,
             Err(libc::ENOSYS) => KernelSupport::Missing,
             Err(libc::EPERM) => KernelSupport::Blocked,
@@ -121,7 +157,10 @@ impl KernelSupport {
                 call,
                 result: -i64::from(e),
             },
-            Ok(v) => KernelSupport::Unexpected { call, result: v },
+            Ok(v) => KernelSupport::Unexpected {
+                call,
+                result: i64::try_from(v).unwrap_or(i64::MAX),
+            },
         };
         match one("pidmap", pidmap) {
             KernelSupport::Available => one("fdmap", fdmap),
@@ -139,43 +178,16 @@ impl KernelSupport {
         match self {
             KernelSupport::Available => {
                 "pidmap(2) and fdmap(2) answered the probe with EINVAL, as a patched kernel does"
-                    .to_string()
+                    .into()
             }
             KernelSupport::Missing => {
-                "pidmap(2) answered ENOSYS: the kernel is not patched".to_string()
+                "pidmap(2) answered ENOSYS: the kernel does not have it".into()
             }
-            KernelSupport::Blocked => {
-                "pidmap(2) answered EPERM: a seccomp filter blocks it".to_string()
-            }
+            KernelSupport::Blocked => "pidmap(2) answered EPERM: a seccomp filter blocks it".into(),
             KernelSupport::Unexpected { call, result } => {
-                format!("{call}(2) answered the probe with {result}, which is not our ABI")
+                format!("{call}(2) answered the probe with {result}, which is not its ABI")
             }
         }
-    }
-
-    fn encode(self) -> u64 {
-        match self {
-            KernelSupport::Available => 1,
-            KernelSupport::Missing => 2,
-            KernelSupport::Blocked => 3,
-            KernelSupport::Unexpected { call, result } => {
-                let c = u64::from(call == "fdmap");
-                4 | (c << 8) | (u64::from(result as i32 as u32) << 32)
-            }
-        }
-    }
-
-    fn decode(v: u64) -> Option<KernelSupport> {
-        Some(match v & 0xff {
-            1 => KernelSupport::Available,
-            2 => KernelSupport::Missing,
-            3 => KernelSupport::Blocked,
-            4 => KernelSupport::Unexpected {
-                call: if (v >> 8) & 1 == 1 { "fdmap" } else { "pidmap" },
-                result: i64::from((v >> 32) as u32 as i32),
-            },
-            _ => return None,
-        })
     }
 }
 
@@ -185,47 +197,40 @@ impl fmt::Display for KernelSupport {
     }
 }
 
-static SUPPORT: AtomicU64 = AtomicU64::new(0);
-
-/// Probe the kernel now, without the cache. Safe on any kernel: it only
-/// issues our two syscall numbers with an invalid flag and no buffer.
+/// Probe the kernel now, without the cache. It issues only pidmap(2) and
+/// fdmap(2), with an invalid flag and no buffer; see the module docs for
+/// sandboxes that kill on unknown calls.
 pub fn probe_kernel() -> KernelSupport {
-    let p = sys::probe(sys::NR.pidmap);
-    // Don't issue fdmap if pidmap already says no.
-    let f = if matches!(p, Err(libc::EINVAL)) {
-        sys::probe(sys::NR.fdmap)
-    } else {
-        Err(libc::EINVAL)
-    };
+    let (p, f) = sys::probe();
     KernelSupport::from_probe(p, f)
 }
 
-/// The kernel's support, probed once per process and cached in an atomic.
+static SUPPORT: OnceLock<KernelSupport> = OnceLock::new();
+
+/// The kernel's support, probed once per process.
 ///
 /// ```
 /// let s = pidmap::kernel_support();
 /// println!("syscall backend available: {} ({s})", s.is_available());
 /// ```
 pub fn kernel_support() -> KernelSupport {
-    if let Some(s) = KernelSupport::decode(SUPPORT.load(Ordering::Relaxed)) {
-        return s;
-    }
-    let s = probe_kernel();
-    // Racing probes compute the same answer; last store wins harmlessly.
-    SUPPORT.store(s.encode(), Ordering::Relaxed);
-    s
+    *SUPPORT.get_or_init(probe_kernel)
 }
 
 /// The outcome of backend selection: what was asked, what is used, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct Detection {
     /// The backend that was asked for.
     pub requested: Backend,
     /// The backend in use.
     pub active: ActiveBackend,
-    /// The kernel's answer to the probe; `None` when the probe was not run
-    /// (for [`Backend::Procfs`]).
+    /// The kernel's answer; `None` when the probe was not run.
     pub support: Option<KernelSupport>,
+    /// `Auto` switched to /proc after a real call failed (the probe had
+    /// said "available").
+    pub switched_after_call: bool,
 }
 
 impl Detection {
@@ -234,10 +239,12 @@ impl Detection {
         match (self.requested, self.support) {
             (Backend::Procfs, _) => "procfs backend forced; the syscalls were not probed".into(),
             (Backend::Syscall, Some(s)) => format!("syscall backend forced; {}", s.reason()),
+            (Backend::Auto, Some(s)) if self.switched_after_call => format!(
+                "auto: a listing failed and a new probe says: {}; switched to /proc",
+                s.reason()
+            ),
             (Backend::Auto, Some(s)) if s.is_available() => format!("auto: {}", s.reason()),
-            (Backend::Auto, Some(s)) => {
-                format!("auto: {}; falling back to /proc", s.reason())
-            }
+            (Backend::Auto, Some(s)) => format!("auto: {}; falling back to /proc", s.reason()),
             (_, None) => "not probed".into(),
         }
     }
@@ -273,16 +280,11 @@ impl Backend {
             requested: self,
             active,
             support,
+            switched_after_call: false,
         })
     }
 
-    /// Probe (cached) if needed and resolve.
-    ///
-    /// ```
-    /// use pidmap::Backend;
-    /// let d = Backend::Auto.detect().unwrap();
-    /// println!("using {d}");
-    /// ```
+    /// Probe (cached) if needed, and resolve. `Procfs` never probes.
     pub fn detect(self) -> Result<Detection> {
         let support = match self {
             Backend::Procfs => None,
@@ -295,26 +297,6 @@ impl Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn encode_roundtrip() {
-        for s in [
-            KernelSupport::Available,
-            KernelSupport::Missing,
-            KernelSupport::Blocked,
-            KernelSupport::Unexpected {
-                call: "fdmap",
-                result: -22,
-            },
-            KernelSupport::Unexpected {
-                call: "pidmap",
-                result: 5,
-            },
-        ] {
-            assert_eq!(KernelSupport::decode(s.encode()), Some(s));
-        }
-        assert_eq!(KernelSupport::decode(0), None);
-    }
 
     #[test]
     fn classification() {
@@ -359,13 +341,74 @@ mod tests {
                 Err(Error::SyscallUnavailable(got)) => assert_eq!(got, s),
                 Err(e) => panic!("unexpected {e}"),
             }
-            assert!(!auto.reason().is_empty());
+        }
+    }
+
+    /// The cache must hold what the kernel answered the first time, which
+    /// is checked against a raw `syscall()` made here independently of the
+    /// crate's probe code: ENOSYS means Missing, EINVAL means Available.
+    #[test]
+    fn cached_probe_matches_an_independent_raw_call() {
+        let cached = kernel_support();
+        let req = [16u32, 0, 0, 0];
+        // SAFETY: a readable 16-byte request, NULL buffer, count 0.
+        let r = unsafe {
+            libc::syscall(
+                libc::c_long::from(1000i16),
+                req.as_ptr(),
+                std::ptr::null_mut::<i32>(),
+                libc::c_ulong::from(0u32),
+                libc::c_ulong::from(0x8000_0000u32),
+            )
+        };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!(r, -1);
+        let want = match errno {
+            Some(libc::ENOSYS) => KernelSupport::Missing,
+            Some(libc::EINVAL) => KernelSupport::Available,
+            Some(libc::EPERM) => KernelSupport::Blocked,
+            other => panic!("unexpected errno {other:?}"),
+        };
+        if want == KernelSupport::Available {
+            // fdmap too, or the classification would not say Available.
+            // SAFETY: as above.
+            let r = unsafe {
+                libc::syscall(
+                    libc::c_long::from(1001i16),
+                    req.as_ptr(),
+                    std::ptr::null_mut::<i32>(),
+                    libc::c_ulong::from(0u32),
+                    libc::c_ulong::from(0x8000_0000u32),
+                )
+            };
+            assert_eq!(r, -1);
+            assert_eq!(
+                std::io::Error::last_os_error().raw_os_error(),
+                Some(libc::EINVAL)
+            );
+        }
+        assert_eq!(cached, want);
+        let required = std::env::var("PIDMAP_REQUIRE_SYSCALL").is_ok_and(|v| v == "1");
+        let unpatched = std::env::var("PIDMAP_EXPECT_NO_SYSCALL").is_ok_and(|v| v == "1");
+        if required {
+            assert_eq!(cached, KernelSupport::Available);
+        }
+        if unpatched {
+            assert_eq!(cached, KernelSupport::Missing);
         }
     }
 
     #[test]
-    fn cached_probe_is_stable() {
-        assert_eq!(kernel_support(), kernel_support());
-        assert_eq!(kernel_support(), probe_kernel());
+    fn env_switch_parses() {
+        // Only the parser: the variable itself is process-wide state.
+        for (s, b) in [
+            ("auto", Backend::Auto),
+            ("syscall", Backend::Syscall),
+            ("procfs", Backend::Procfs),
+        ] {
+            assert_eq!(s.parse::<Backend>().unwrap(), b);
+            assert_eq!(b.to_string(), s);
+        }
+        assert!("proc".parse::<Backend>().is_err());
     }
 }

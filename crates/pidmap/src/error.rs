@@ -4,34 +4,53 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::backend::KernelSupport;
-use crate::Pid;
+use crate::target::TargetId;
 
 /// Errors returned by listings, with the same meaning whichever backend
 /// produced them.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No such process or thread, or it has exited (`ESRCH`).
-    #[error("no such process: {0}")]
-    NoSuchProcess(Pid),
-    /// Not allowed to look at another process's fds (`EACCES`/`EPERM`).
-    #[error("permission denied for the fds of process {0}")]
-    PermissionDenied(Pid),
-    /// An argument the ABI rejects (`EINVAL`), e.g. a negative pid.
+    /// No such process or thread, it has exited, or the view hides it
+    /// (`ESRCH`).
+    #[error("no such process: {target}")]
+    NoSuchProcess {
+        /// Whose listing was asked for.
+        target: TargetId,
+    },
+    /// Not allowed to list `what` of `target` (`EPERM`/`EACCES`): another
+    /// user's fds, or a `hidepid=noaccess` view.
+    #[error("permission denied: cannot list the {what} of {target}")]
+    PermissionDenied {
+        /// `"fds"`, `"threads"`, `"children"`, ...
+        what: &'static str,
+        /// Whose listing was asked for.
+        target: TargetId,
+    },
+    /// An argument the ABI rejects (`EINVAL`), e.g. a target that is not a
+    /// pid or pidfd.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
-    /// [`Backend::Syscall`](crate::Backend::Syscall) was required but the
-    /// running kernel does not provide pidmap(2)/fdmap(2).
-    #[error("the running kernel lacks pidmap(2)/fdmap(2): {0}")]
+    /// The syscall backend was required but is unusable: the kernel lacks
+    /// pidmap(2)/fdmap(2), or a sandbox blocks them.
+    #[error("the pidmap(2)/fdmap(2) system calls are unavailable: {0}")]
     SyscallUnavailable(KernelSupport),
-    /// The proc root is not a mounted procfs.
-    #[error("{} is not a mounted procfs (is /proc mounted?)", .0.display())]
+    /// The /proc backend was asked for, but this build has no /proc code
+    /// (the `fallback` feature is off).
+    #[error("this build of the pidmap crate has no /proc fallback (feature `fallback` is off)")]
+    FallbackNotBuilt,
+    /// The proc root does not exist or is not a procfs mount, or is the
+    /// procfs of a pid namespace the caller is not in.
+    #[error("{} is not a mounted procfs of this pid namespace", .0.display())]
     ProcNotMounted(PathBuf),
-    /// Any other I/O error.
+    /// The kernel returned something the ABI rules out.
+    #[error("the kernel broke the pidmap ABI: {0}")]
+    AbiViolation(String),
+    /// Any other I/O error, with its errno (`EMFILE`, `ENOMEM`, `EBADF`, ...).
     #[error("{context}: {source}")]
     Io {
         /// What was being done.
-        context: &'static str,
+        context: String,
         /// The underlying error.
         #[source]
         source: io::Error,
@@ -42,31 +61,41 @@ impl Error {
     /// The errno the syscall would have returned for this error, if any.
     ///
     /// ```
-    /// use pidmap::{Error, Pid};
-    /// assert_eq!(Error::NoSuchProcess(Pid::from_raw(7)).raw_os_error(), Some(libc::ESRCH));
+    /// use pidmap::{Error, Pid, TargetId};
+    /// let e = Error::NoSuchProcess { target: TargetId::Pid(Pid::new(7).unwrap()) };
+    /// assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
     /// ```
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
-            Error::NoSuchProcess(_) => Some(libc::ESRCH),
-            Error::PermissionDenied(_) => Some(libc::EACCES),
+            Error::NoSuchProcess { .. } => Some(libc::ESRCH),
+            Error::PermissionDenied { .. } => Some(libc::EPERM),
             Error::InvalidArgument(_) => Some(libc::EINVAL),
-            Error::SyscallUnavailable(_) => Some(libc::ENOSYS),
+            Error::SyscallUnavailable(_) | Error::FallbackNotBuilt => Some(libc::ENOSYS),
             Error::ProcNotMounted(_) => Some(libc::ENOENT),
+            Error::AbiViolation(_) => None,
             Error::Io { source, .. } => source.raw_os_error(),
         }
     }
 
-    pub(crate) fn io(context: &'static str, source: io::Error) -> Self {
-        Error::Io { context, source }
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
     }
 
-    /// Map a raw errno from pidmap(2)/fdmap(2) to an [`Error`].
-    pub(crate) fn from_errno(errno: i32, pid: Pid, context: &'static str) -> Self {
+    /// Map an errno from a listing of `what` for `target` (a syscall's, or
+    /// an `open()` in /proc's) to an [`Error`], keeping the errno of
+    /// anything unexpected.
+    pub(crate) fn from_errno(errno: i32, what: &'static str, target: TargetId) -> Self {
         match errno {
-            libc::ESRCH => Error::NoSuchProcess(pid),
-            libc::EACCES | libc::EPERM => Error::PermissionDenied(pid),
+            libc::ESRCH | libc::ENOENT => Error::NoSuchProcess { target },
+            libc::EACCES | libc::EPERM => Error::PermissionDenied { what, target },
             libc::EINVAL => Error::InvalidArgument("rejected by the kernel (EINVAL)"),
-            e => Error::io(context, io::Error::from_raw_os_error(e)),
+            e => Error::io(
+                format!("listing the {what} of {target}"),
+                io::Error::from_raw_os_error(e),
+            ),
         }
     }
 }
@@ -74,11 +103,12 @@ impl Error {
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
         let kind = match &e {
-            Error::NoSuchProcess(_) => io::ErrorKind::NotFound,
-            Error::PermissionDenied(_) => io::ErrorKind::PermissionDenied,
+            Error::NoSuchProcess { .. } => io::ErrorKind::NotFound,
+            Error::PermissionDenied { .. } => io::ErrorKind::PermissionDenied,
             Error::InvalidArgument(_) => io::ErrorKind::InvalidInput,
-            Error::SyscallUnavailable(_) => io::ErrorKind::Unsupported,
+            Error::SyscallUnavailable(_) | Error::FallbackNotBuilt => io::ErrorKind::Unsupported,
             Error::ProcNotMounted(_) => io::ErrorKind::NotFound,
+            Error::AbiViolation(_) => io::ErrorKind::InvalidData,
             Error::Io { source, .. } => source.kind(),
         };
         io::Error::new(kind, e)

@@ -1,26 +1,45 @@
-//! Iterators that batch internally.
+//! Iterators that batch internally and borrow (or, for the free functions,
+//! own) a handle.
 
-use std::os::fd::RawFd;
-
+use crate::backend::ActiveBackend;
 use crate::error::{Error, Result};
-use crate::{ActiveBackend, Enumeration, Pid, Pidmap, Query, RawId};
+use crate::handle::Pidmap;
+use crate::pid::Pid;
+use crate::query::{Enumeration, Query};
+use crate::target::Target;
+use crate::RawId;
 
 /// Ids fetched per syscall by the iterators.
-pub const BATCH: usize = 256;
+const BATCH: usize = 256;
 
-/// The shared engine behind [`Pids`] and [`Fds`].
 #[derive(Debug)]
-struct Ids<T: RawId> {
-    pm: Pidmap,
-    what: Enumeration,
+enum Handle<'a> {
+    Borrowed(&'a mut Pidmap),
+    Owned(Box<Pidmap>),
+}
+
+impl Handle<'_> {
+    fn get(&mut self) -> &mut Pidmap {
+        match self {
+            Handle::Borrowed(pm) => pm,
+            Handle::Owned(pm) => pm,
+        }
+    }
+}
+
+/// The engine behind [`Pids`] and [`Fds`].
+#[derive(Debug)]
+struct Ids<'a, T: RawId> {
+    pm: Handle<'a>,
+    what: Enumeration<'a>,
     buf: Vec<T>,
     pos: usize,
     next_start: i32,
     done: bool,
 }
 
-impl<T: RawId> Ids<T> {
-    fn new(pm: Pidmap, what: Enumeration) -> Self {
+impl<'a, T: RawId> Ids<'a, T> {
+    fn new(pm: Handle<'a>, what: Enumeration<'a>) -> Self {
         Ids {
             pm,
             what,
@@ -32,37 +51,28 @@ impl<T: RawId> Ids<T> {
     }
 
     fn refill(&mut self) -> Result<()> {
-        match self.pm.active() {
-            ActiveBackend::Syscall => {
-                if self.buf.capacity() < BATCH {
-                    self.buf.reserve_exact(BATCH);
+        self.pos = 0;
+        if self.pm.get().active() == ActiveBackend::Syscall {
+            self.buf.clear();
+            self.buf.resize(BATCH, T::from_raw_id(0));
+            let pm = self.pm.get();
+            let n = pm.chunk_raw(self.what, self.next_start, &mut self.buf)?;
+            self.buf.truncate(n);
+            // Unless the handle switched to /proc during this call.
+            if pm.active() == ActiveBackend::Syscall {
+                match self.buf.last().map(|l| l.raw_id().checked_add(1)) {
+                    Some(Some(next)) => self.next_start = next,
+                    _ => self.done = true,
                 }
-                self.buf.clear();
-                self.buf.resize(BATCH, T::from_raw_id(0));
-                let n = self
-                    .pm
-                    .chunk_raw(self.what, self.next_start, &mut self.buf)?;
-                self.buf.truncate(n);
-                match self.buf.last() {
-                    Some(last) => {
-                        let l = last.raw_id();
-                        if l == i32::MAX {
-                            self.done = true;
-                        } else {
-                            self.next_start = l + 1;
-                        }
-                    }
-                    None => self.done = true,
-                }
-            }
-            ActiveBackend::Procfs => {
-                // /proc cannot resume from a cursor cheaply: take one sorted
-                // snapshot (one directory pass) and yield from it.
-                self.pm.fill_raw(self.what, &mut self.buf)?;
-                self.done = true;
+                return Ok(());
             }
         }
-        self.pos = 0;
+        // /proc cannot resume from a cursor cheaply: one sorted snapshot,
+        // from the cursor on, yielded from the buffer.
+        self.done = true;
+        self.pm.get().fill_raw(self.what, &mut self.buf)?;
+        let from = self.buf.partition_point(|id| id.raw_id() < self.next_start);
+        self.buf.drain(..from);
         Ok(())
     }
 
@@ -84,40 +94,36 @@ impl<T: RawId> Ids<T> {
     }
 }
 
-/// Iterator over process or thread ids, in strictly ascending order.
+/// Iterator over process or thread ids, strictly ascending.
 ///
 /// Created by [`Pidmap::iter`] or the free functions such as
-/// [`processes`](crate::processes). Each item is a `Result`: an error ends
-/// the iteration.
+/// [`processes`](crate::processes). An error ends the iteration.
 ///
 /// ```
 /// for pid in pidmap::processes()? {
-///     let pid = pid?;
-///     assert!(pid.as_raw() > 0);
+///     assert!(pid?.as_raw() > 0);
 /// }
 /// # Ok::<(), pidmap::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Pids(Ids<Pid>);
+pub struct Pids<'a>(Ids<'a, Pid>);
 
-impl Pids {
-    pub(crate) fn new(pm: Pidmap, q: Query) -> Self {
-        Pids(Ids::new(pm, Enumeration::Ids(q)))
+impl<'a> Pids<'a> {
+    pub(crate) fn borrowed(pm: &'a mut Pidmap, q: Query<'a>) -> Self {
+        Pids(Ids::new(Handle::Borrowed(pm), Enumeration::Ids(q)))
+    }
+
+    pub(crate) fn owned(pm: Pidmap, q: Query<'a>) -> Self {
+        Pids(Ids::new(Handle::Owned(Box::new(pm)), Enumeration::Ids(q)))
     }
 
     /// Collect every id, stopping at the first error.
-    ///
-    /// ```
-    /// let threads = pidmap::threads(pidmap::Pid::this_process())?.to_vec()?;
-    /// assert!(!threads.is_empty());
-    /// # Ok::<(), pidmap::Error>(())
-    /// ```
     pub fn to_vec(self) -> Result<Vec<Pid>> {
         self.collect()
     }
 }
 
-impl Iterator for Pids {
+impl Iterator for Pids<'_> {
     type Item = Result<Pid, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -125,29 +131,34 @@ impl Iterator for Pids {
     }
 }
 
-/// Iterator over the open file descriptors of a process, ascending.
+/// Iterator over the open fd numbers of a process, ascending. The numbers
+/// are the target's, not fds of this process.
 ///
 /// ```
-/// let fds = pidmap::fds(pidmap::Pid::this_process())?.to_vec()?;
+/// let fds = pidmap::fds(pidmap::Target::Caller)?.to_vec()?;
 /// assert!(fds.windows(2).all(|w| w[0] < w[1]));
 /// # Ok::<(), pidmap::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Fds(Ids<RawFd>);
+pub struct Fds<'a>(Ids<'a, i32>);
 
-impl Fds {
-    pub(crate) fn new(pm: Pidmap, pid: Pid) -> Self {
-        Fds(Ids::new(pm, Enumeration::Fds(pid)))
+impl<'a> Fds<'a> {
+    pub(crate) fn borrowed(pm: &'a mut Pidmap, t: Target<'a>) -> Self {
+        Fds(Ids::new(Handle::Borrowed(pm), Enumeration::Fds(t)))
+    }
+
+    pub(crate) fn owned(pm: Pidmap, t: Target<'a>) -> Self {
+        Fds(Ids::new(Handle::Owned(Box::new(pm)), Enumeration::Fds(t)))
     }
 
     /// Collect every fd, stopping at the first error.
-    pub fn to_vec(self) -> Result<Vec<RawFd>> {
+    pub fn to_vec(self) -> Result<Vec<i32>> {
         self.collect()
     }
 }
 
-impl Iterator for Fds {
-    type Item = Result<RawFd, Error>;
+impl Iterator for Fds<'_> {
+    type Item = Result<i32, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.0.next()

@@ -1,12 +1,14 @@
 //! The /proc backend against the host's /proc, with threads, fds and
-//! processes created by the test itself.
+//! processes created by the test itself. Mounts happen only in a private
+//! mount namespace (a thread that `unshare(CLONE_NEWNS)`s).
+
+#![cfg(feature = "fallback")]
 
 mod support;
 
 use std::collections::BTreeSet;
-use std::os::fd::RawFd;
 
-use pidmap::{Backend, Error, Pid, Pidmap, Query};
+use pidmap::{Backend, Error, Pid, Pidmap, Query, Target, TargetId};
 use support::*;
 
 fn std_read_dir_ids(path: &str) -> BTreeSet<i32> {
@@ -42,7 +44,7 @@ fn threads_include_our_parked_threads() {
     let mut v = Vec::new();
     for q in [
         Query::threads(Pid::this_process()),
-        Query::threads(Pid::CALLER),
+        Query::threads(Target::Caller),
     ] {
         pm.fill(q, &mut v).unwrap();
         assert_ascending(&v);
@@ -53,15 +55,17 @@ fn threads_include_our_parked_threads() {
         }
     }
     // A non-leader tid names the same thread group, as /proc/TID does.
-    let via_tid = pm.iter(Query::threads(parked.tids[0]));
-    let via_tid: Vec<Pid> = via_tid.collect::<Result<_, _>>().unwrap();
+    let via_tid: Vec<Pid> = pm
+        .iter(Query::threads(parked.tids[0]))
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert!(via_tid.contains(&parked.tids[3]));
     agree(
         "threads vs read_dir(/proc/self/task)",
         || std_read_dir_ids("/proc/self/task"),
         || {
             let mut v = Vec::new();
-            pm.fill(Query::threads(Pid::CALLER), &mut v).unwrap();
+            pm.fill(Query::threads(Target::Caller), &mut v).unwrap();
             v.iter().map(|p| p.as_raw()).collect::<BTreeSet<_>>()
         },
     );
@@ -137,7 +141,7 @@ fn kthread_filter_uses_stat_flags() {
     }
     // Threads of a user process are all kept; of pid 2 (kthreadd, when
     // visible in this namespace) none are.
-    pm.fill(Query::threads(Pid::CALLER).without_kthreads(), &mut user)
+    pm.fill(Query::threads(Target::Caller).without_kthreads(), &mut user)
         .unwrap();
     assert!(user.contains(&Pid::this_process()));
     if is_k(Pid::from_raw(2)) == Some(true) {
@@ -157,7 +161,7 @@ fn kthread_filter_uses_stat_flags() {
 }
 
 /// Move a fresh pipe end to a fixed high fd no other test uses.
-fn fd_at(target: RawFd) -> RawFd {
+fn fd_at(target: i32) -> i32 {
     let mut p = [0; 2];
     // SAFETY: valid array; dup2/close on fds we own.
     unsafe {
@@ -172,9 +176,9 @@ fn fd_at(target: RawFd) -> RawFd {
 #[test]
 fn fds_of_self_track_opens_and_closes() {
     let mut pm = procfs_backend();
-    let mine: Vec<RawFd> = (0..5).map(|i| fd_at(700 + 3 * i)).collect();
+    let mine: Vec<i32> = (0..5).map(|i| fd_at(700 + 3 * i)).collect();
     let mut v = Vec::new();
-    pm.fill_fds(Pid::CALLER, &mut v).unwrap();
+    pm.fill_fds(Target::Caller, &mut v).unwrap();
     assert_ascending(&v);
     for fd in &mine {
         assert!(v.contains(fd), "fd {fd} missing from {v:?}");
@@ -190,7 +194,7 @@ fn fds_of_self_track_opens_and_closes() {
     let mut buf = [0; 2];
     let mut start = 700;
     loop {
-        let n = pm.read_fd_chunk(Pid::CALLER, start, &mut buf).unwrap();
+        let n = pm.read_fd_chunk(Target::Caller, start, &mut buf).unwrap();
         if n == 0 {
             break;
         }
@@ -203,7 +207,7 @@ fn fds_of_self_track_opens_and_closes() {
         // SAFETY: closing an fd we own.
         unsafe { libc::close(*fd) };
     }
-    pm.fill_fds(Pid::CALLER, &mut v).unwrap();
+    pm.fill_fds(Target::Caller, &mut v).unwrap();
     for fd in &mine {
         assert!(!v.contains(fd), "closed fd {fd} still listed");
     }
@@ -226,7 +230,7 @@ fn children_of_a_forked_family() {
     let via_iter = pm.iter(Query::children(fam.child)).to_vec().unwrap();
     assert_eq!(via_iter, fam.grandchildren);
     // Cursor in the middle.
-    let mut buf = [Pid::default(); 16];
+    let mut buf = [Pid::from_raw(0); 16];
     let start = fam.grandchildren[2].as_raw();
     let n = pm
         .read_chunk(Query::children(fam.child), start, &mut buf)
@@ -243,11 +247,16 @@ fn missing_pid_is_esrch_in_every_mode() {
     let mut f = Vec::new();
     assert!(is_esrch(&pm.fill_fds(NO_SUCH_PID, &mut f)));
     let mut it = pm.iter(Query::threads(NO_SUCH_PID));
-    assert!(matches!(it.next(), Some(Err(Error::NoSuchProcess(p))) if p == NO_SUCH_PID));
+    assert!(matches!(
+        it.next(),
+        Some(Err(Error::NoSuchProcess { target: TargetId::Pid(p) })) if p == NO_SUCH_PID
+    ));
     assert!(it.next().is_none());
+    let e = pm.fill_fds(NO_SUCH_PID, &mut Vec::new()).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
     assert_eq!(
-        Error::NoSuchProcess(NO_SUCH_PID).raw_os_error(),
-        Some(libc::ESRCH)
+        e.to_string(),
+        format!("no such process: process {NO_SUCH_PID}")
     );
 }
 
@@ -298,7 +307,7 @@ fn negative_pid_and_start_are_invalid() {
         pm.fill_fds(neg, &mut Vec::new()),
         Err(Error::InvalidArgument(_))
     ));
-    let mut buf = [Pid::default(); 4];
+    let mut buf = [Pid::from_raw(0); 4];
     assert!(matches!(
         pm.read_chunk(Query::processes(), -1, &mut buf),
         Err(Error::InvalidArgument(_))
@@ -325,7 +334,7 @@ fn fill_reuses_the_callers_vec() {
     let ptr = v.as_ptr();
     for _ in 0..5 {
         pm.fill(Query::processes(), &mut v).unwrap();
-        pm.fill(Query::threads(Pid::CALLER), &mut v).unwrap();
+        pm.fill(Query::threads(Target::Caller), &mut v).unwrap();
         assert_eq!(v.as_ptr(), ptr, "the Vec was reallocated");
     }
 }
@@ -334,10 +343,10 @@ fn fill_reuses_the_callers_vec() {
 fn chunked_listing_with_step_3_equals_full_listing() {
     let _parked = ParkedThreads::spawn(7);
     let mut pm = procfs_backend();
-    let q = Query::threads(Pid::CALLER);
+    let q = Query::threads(Target::Caller);
     let chunked = |pm: &mut Pidmap| {
         let mut all = Vec::new();
-        let mut buf = [Pid::default(); 3];
+        let mut buf = [Pid::from_raw(0); 3];
         let mut start = 0;
         loop {
             let n = pm.read_chunk(q, start, &mut buf).unwrap();
@@ -385,33 +394,175 @@ fn proc_root_must_be_procfs() {
     assert_eq!(pm.proc_root().unwrap(), std::path::Path::new("/proc/"));
 }
 
+/// `open()` errors keep their errno: with RLIMIT_NOFILE exhausted the
+/// listing says EMFILE, not "no such process" or "not mounted".
+#[test]
+fn open_errors_keep_their_errno() {
+    let mut pm = procfs_backend();
+    let mut v: Vec<Pid> = Vec::with_capacity(1 << 16);
+    let mut fds: Vec<i32> = Vec::with_capacity(1 << 12);
+    let code = in_child(|| {
+        // Fill the fd table up to a tiny limit, then ask for listings that
+        // need to open a directory.
+        let lim = libc::rlimit {
+            rlim_cur: 64,
+            rlim_max: 64,
+        };
+        // SAFETY: setrlimit/dup on our own (child) process.
+        unsafe {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return 10;
+            }
+            while libc::dup(2) >= 0 {}
+        }
+        let a = pm.fill(Query::threads(Pid::this_process()), &mut v);
+        let b = pm.fill_fds(Target::Caller, &mut fds);
+        let c = Pidmap::with_backend(Backend::Procfs);
+        let emfile = |e: Option<i32>| e == Some(libc::EMFILE);
+        let ok = [
+            a.err().and_then(|e| e.raw_os_error()),
+            b.err().and_then(|e| e.raw_os_error()),
+            c.err().and_then(|e| e.raw_os_error()),
+        ]
+        .into_iter()
+        .all(emfile);
+        if ok {
+            0
+        } else {
+            11
+        }
+    });
+    assert_eq!(code, 0, "child exit code (10 setrlimit, 11 wrong errno)");
+}
+
+/// "The caller" for fds is the calling thread's table (`thread-self`), which
+/// differs from the process's after `unshare(CLONE_FILES)`.
+#[test]
+fn caller_fds_are_the_calling_threads_table() {
+    let r = std::thread::spawn(|| {
+        // SAFETY: unshare of this thread's fd table; pipe2 into a local array.
+        let (rc, p) = unsafe {
+            let rc = libc::unshare(libc::CLONE_FILES);
+            let mut p = [0; 2];
+            assert_eq!(libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            (rc, p)
+        };
+        assert_eq!(rc, 0, "unshare(CLONE_FILES)");
+        let mut pm = procfs_backend();
+        let mut mine = Vec::new();
+        let mut process = Vec::new();
+        pm.fill_fds(Target::Caller, &mut mine).unwrap();
+        pm.fill_fds(Pid::this_process(), &mut process).unwrap();
+        let via_thread_id = pm.fds(Pid::this_thread()).to_vec();
+        // SAFETY: closing our pipe.
+        unsafe {
+            libc::close(p[0]);
+            libc::close(p[1]);
+        }
+        (p, mine, process, via_thread_id)
+    })
+    .join()
+    .unwrap();
+    let (p, mine, process, via_thread_id) = r;
+    assert!(
+        mine.contains(&p[0]) && mine.contains(&p[1]),
+        "{p:?} not in {mine:?}"
+    );
+    let via_thread_id = via_thread_id.unwrap();
+    assert!(
+        via_thread_id.contains(&p[0]),
+        "{p:?} not in /proc/TID/fd {via_thread_id:?}"
+    );
+    // The leader's table was copied before the pipe existed.
+    assert!(
+        !process.contains(&p[1]) || !process.contains(&p[0]),
+        "{process:?}"
+    );
+}
+
+/// A pidfd target in the fallback: the same threads as the pid, and
+/// NoSuchProcess once the process is gone, even though its pid number may
+/// be listed again by another process.
+#[test]
+fn pidfd_target_follows_its_process() {
+    let fam = Family::spawn(2);
+    let pidfd = Target::open_pidfd(fam.child).unwrap();
+    let mut pm = procfs_backend();
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    pm.fill(Query::children(&pidfd), &mut a).unwrap();
+    pm.fill(Query::children(fam.child), &mut b).unwrap();
+    assert_eq!(a, fam.grandchildren);
+    assert_eq!(a, b);
+    let mut t = Vec::new();
+    pm.fill(Query::threads(&pidfd), &mut t).unwrap();
+    assert_eq!(t, [fam.child]);
+    drop(fam);
+    let r = pm.fill(Query::threads(&pidfd), &mut t);
+    assert!(is_esrch(&r), "{r:?}");
+    // Not a pidfd: EINVAL; not open: EBADF.
+    let file = std::fs::File::open("/proc/self/stat").unwrap();
+    let r = pm.fill(Query::threads(std::os::fd::AsFd::as_fd(&file)), &mut t);
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+}
+
+/// Runs `f` on a new thread in a private mount namespace (its own copy of
+/// ours, with no propagation back), so that mounts made by `f` are never
+/// seen by the host. `None` (with a note) where unshare is not permitted.
+fn in_private_mount_ns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Option<R> {
+    std::thread::spawn(move || {
+        // SAFETY: unshare and mount with constant arguments; both affect
+        // only this thread (CLONE_NEWNS implies unsharing its fs struct).
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                note(&format!(
+                    "cannot unshare(CLONE_NEWNS): {}",
+                    std::io::Error::last_os_error()
+                ));
+                return None;
+            }
+            assert_eq!(
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null()
+                ),
+                0,
+                "making our mount namespace private"
+            );
+        }
+        Some(f())
+    })
+    .join()
+    .expect("the namespace thread panicked")
+}
+
+/// A procfs mounted on a fresh directory, in a private mount namespace;
+/// the directory is removed afterwards.
 #[test]
 fn proc_mounted_elsewhere() {
     let dir = std::env::temp_dir().join(format!("pidmap-proc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
-    // SAFETY: plain mount(2) of a fresh procfs on a directory we created.
-    let mounted = unsafe {
-        libc::mount(
-            c"proc".as_ptr(),
-            c.as_ptr(),
-            c"proc".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    } == 0;
-    if !mounted {
-        note(&format!(
-            "skipping proc_mounted_elsewhere: cannot mount procfs here ({})",
-            std::io::Error::last_os_error()
-        ));
-        let _ = std::fs::remove_dir(&dir);
-        return;
-    }
-    let result = std::panic::catch_unwind(|| {
+    let d = dir.clone();
+    let host_sees_it = dir.clone();
+    let r = in_private_mount_ns(move || {
+        let c = std::ffi::CString::new(d.to_str().unwrap()).unwrap();
+        // SAFETY: mount(2) of a fresh procfs on a directory we created.
+        let rc = unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c.as_ptr(),
+                c"proc".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "mount procfs: {}", std::io::Error::last_os_error());
         let mut alt = Pidmap::builder()
             .backend(Backend::Procfs)
-            .proc_root(&dir)
+            .proc_root(&d)
             .build()
             .unwrap();
         let mut std_pm = procfs_backend();
@@ -420,23 +571,52 @@ fn proc_mounted_elsewhere() {
             "threads via alternate root",
             || {
                 let mut v = Vec::new();
-                std_pm.fill(Query::threads(Pid::CALLER), &mut v).unwrap();
+                std_pm
+                    .fill(Query::threads(Pid::this_process()), &mut v)
+                    .unwrap();
                 v
             },
             || {
                 let mut v = Vec::new();
-                alt.fill(Query::threads(Pid::CALLER), &mut v).unwrap();
+                alt.fill(Query::threads(Pid::this_process()), &mut v)
+                    .unwrap();
                 v
             },
         );
         let mut v = Vec::new();
         alt.fill(Query::processes(), &mut v).unwrap();
         assert!(v.contains(&Pid::this_process()));
+        assert_eq!(alt.proc_root(), Some(d.as_path()));
     });
-    // SAFETY: unmounting what we mounted.
-    unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    // Not visible outside the namespace: the directory is still empty here.
+    let leaked = std::fs::read_dir(&host_sees_it).unwrap().count();
     let _ = std::fs::remove_dir(&dir);
-    result.unwrap();
+    if r.is_some() {
+        assert_eq!(leaked, 0, "the procfs mount leaked into the host namespace");
+    } else {
+        assert!(!is_root(), "root must be able to unshare(CLONE_NEWNS)");
+    }
+}
+
+/// With /proc unmounted (in a private mount namespace): the fallback
+/// reports ProcNotMounted, never an empty listing.
+#[test]
+fn proc_unmounted_is_an_error_for_the_fallback() {
+    let r = in_private_mount_ns(|| {
+        // SAFETY: detaching /proc in our private namespace only.
+        let rc = unsafe { libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) };
+        assert_eq!(rc, 0, "umount /proc: {}", std::io::Error::last_os_error());
+        let r = Pidmap::with_backend(Backend::Procfs);
+        assert!(
+            matches!(r, Err(Error::ProcNotMounted(ref p)) if p == std::path::Path::new("/proc")),
+            "{r:?}"
+        );
+        r.unwrap_err().to_string()
+    });
+    match r {
+        Some(msg) => assert!(msg.contains("/proc is not a mounted procfs"), "{msg}"),
+        None => assert!(!is_root(), "root must be able to unshare(CLONE_NEWNS)"),
+    }
 }
 
 #[test]
@@ -458,7 +638,7 @@ fn process_cursor_skips_exactly_the_ids_below_start() {
                 v
             },
             || {
-                let mut buf = vec![Pid::default(); 1 << 16];
+                let mut buf = vec![Pid::from_raw(0); 1 << 16];
                 let n = pm.read_chunk(Query::processes(), start, &mut buf).unwrap();
                 buf.truncate(n);
                 buf

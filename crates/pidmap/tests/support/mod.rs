@@ -8,7 +8,7 @@ use std::fmt::Debug;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use pidmap::{Backend, Error, KernelSupport, Pid, Pidmap};
+use pidmap::{Backend, Error, KernelSupport, Pid, Pidmap, Target};
 
 /// Set to `1` by the QEMU guest runner: a missing syscall is then a failure.
 pub const REQUIRE_ENV: &str = "PIDMAP_REQUIRE_SYSCALL";
@@ -113,8 +113,7 @@ pub fn assert_ascending<T: PartialOrd + Debug>(v: &[T]) {
 pub const NO_SUCH_PID: Pid = Pid::from_raw(1 << 30);
 
 pub fn gettid() -> Pid {
-    // SAFETY: gettid has no preconditions.
-    Pid::from_raw(unsafe { libc::gettid() })
+    Pid::this_thread()
 }
 
 /// Threads parked until the value is dropped.
@@ -276,7 +275,7 @@ pub fn in_child(f: impl FnOnce() -> i32) -> i32 {
 
 /// `Error::NoSuchProcess` for any pid.
 pub fn is_esrch<T: Debug>(r: &Result<T, Error>) -> bool {
-    matches!(r, Err(Error::NoSuchProcess(_)))
+    matches!(r, Err(Error::NoSuchProcess { .. }))
 }
 
 /// Print a note that shows even though libtest captures `eprintln!`.
@@ -306,7 +305,10 @@ pub fn assert_fds_denied_to_nobody(pm: &mut Pidmap, target: Pid) {
             }
         }
         match pm.fill_fds(target, &mut v) {
-            Err(Error::PermissionDenied(p)) if p == target => 0,
+            Err(Error::PermissionDenied {
+                what: "fds",
+                target: t,
+            }) if t == Target::Pid(target).id() => 0,
             Err(e) => {
                 note(&format!("child as uid 65534: {e:?}"));
                 11

@@ -1,0 +1,291 @@
+//! `pidmap bench`: time the syscalls against /proc on this machine. Which
+//! method is faster comes from the measurement, never from an assumption.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use pidmap::{Backend, Error as PmError, Pidmap, Query, Target};
+use serde::Serialize;
+
+use crate::output;
+
+/// One measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub listing: &'static str,
+    pub method: &'static str,
+    pub ids: usize,
+    pub median_us: f64,
+    pub min_us: f64,
+}
+
+/// How a method compares with the fastest one of its listing.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Ratio {
+    pub listing: &'static str,
+    pub slower: &'static str,
+    pub faster: &'static str,
+    pub ratio: f64,
+}
+
+#[derive(Serialize)]
+struct Doc {
+    schema: u32,
+    command: &'static str,
+    syscall_available: bool,
+    kernel_support: String,
+    iterations: u32,
+    results: Vec<Row>,
+    ratios: Vec<Ratio>,
+}
+
+/// Median and minimum of `iterations` timed calls of `f`, after one
+/// warm-up call; also the last call's result.
+pub fn time(iterations: u32, mut f: impl FnMut() -> Result<usize>) -> Result<(usize, f64, f64)> {
+    let mut n = f()?;
+    let mut samples = Vec::with_capacity(usize::try_from(iterations).unwrap_or(0));
+    for _ in 0..iterations {
+        let t = Instant::now();
+        n = f()?;
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let median = samples.get(samples.len() / 2).copied().unwrap_or_default();
+    let min = samples.first().copied().unwrap_or_default();
+    Ok((n, us(median), us(min)))
+}
+
+/// For each listing, every method against the one with the smallest
+/// median there.
+pub fn ratios(rows: &[Row]) -> Vec<Ratio> {
+    let mut listings: Vec<&'static str> = rows.iter().map(|r| r.listing).collect();
+    listings.dedup();
+    let mut out = Vec::new();
+    for listing in listings {
+        let of: Vec<&Row> = rows.iter().filter(|r| r.listing == listing).collect();
+        let Some(fastest) = of.iter().min_by(|a, b| a.median_us.total_cmp(&b.median_us)) else {
+            continue;
+        };
+        for r in of.iter().filter(|r| r.method != fastest.method) {
+            out.push(Ratio {
+                listing,
+                slower: r.method,
+                faster: fastest.method,
+                ratio: r.median_us / fastest.median_us.max(1e-3),
+            });
+        }
+    }
+    out
+}
+
+fn std_read_dir(path: &Path) -> Result<Vec<i32>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(path).with_context(|| format!("reading {}", path.display()))? {
+        if let Some(id) = e?.file_name().to_str().and_then(|s| s.parse().ok()) {
+            v.push(id);
+        }
+    }
+    Ok(v)
+}
+
+/// Run the benchmark and print it.
+pub fn run(
+    requested: Option<Backend>,
+    proc_root: &Path,
+    iterations: u32,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let support = pidmap::kernel_support();
+    if requested == Some(Backend::Syscall) && !support.is_available() {
+        return Err(PmError::SyscallUnavailable(support).into());
+    }
+    let open = |b: Backend| Pidmap::builder().backend(b).proc_root(proc_root).build();
+    let mut sc = if support.is_available() && requested != Some(Backend::Procfs) {
+        Some(open(Backend::Syscall)?)
+    } else {
+        None
+    };
+    let mut pf = open(Backend::Procfs)?;
+    let root: PathBuf = proc_root.to_path_buf();
+    let mut rows = Vec::new();
+    let mut pids = Vec::with_capacity(1 << 16);
+    let mut fds = Vec::with_capacity(1 << 12);
+    let mut push = |listing, method, (ids, median_us, min_us)| {
+        rows.push(Row {
+            listing,
+            method,
+            ids,
+            median_us,
+            min_us,
+        })
+    };
+    for (name, q) in [("procs", Query::processes()), ("tasks", Query::all_tasks())] {
+        if let Some(sc) = sc.as_mut() {
+            push(
+                name,
+                "syscall",
+                time(iterations, || {
+                    Ok(sc.fill(q, &mut pids).map(|()| pids.len())?)
+                })?,
+            );
+        }
+        push(
+            name,
+            "procfs",
+            time(iterations, || {
+                Ok(pf.fill(q, &mut pids).map(|()| pids.len())?)
+            })?,
+        );
+        push(
+            name,
+            "std_read_dir",
+            time(iterations, || {
+                let ps = std_read_dir(&root)?;
+                if name == "procs" {
+                    return Ok(ps.len());
+                }
+                Ok(ps
+                    .iter()
+                    .map(|p| {
+                        std_read_dir(&root.join(p.to_string()).join("task")).map_or(0, |v| v.len())
+                    })
+                    .sum())
+            })?,
+        );
+    }
+    if let Some(sc) = sc.as_mut() {
+        push(
+            "fds",
+            "syscall",
+            time(iterations, || {
+                Ok(sc.fill_fds(Target::Caller, &mut fds).map(|()| fds.len())?)
+            })?,
+        );
+    }
+    push(
+        "fds",
+        "procfs",
+        time(iterations, || {
+            Ok(pf.fill_fds(Target::Caller, &mut fds).map(|()| fds.len())?)
+        })?,
+    );
+    push(
+        "fds",
+        "std_read_dir",
+        time(iterations, || {
+            Ok(std_read_dir(&root.join("thread-self/fd"))?.len())
+        })?,
+    );
+    let ratios = ratios(&rows);
+    let doc = Doc {
+        schema: output::SCHEMA,
+        command: "bench",
+        syscall_available: sc.is_some(),
+        kernel_support: support.reason(),
+        iterations,
+        results: rows,
+        ratios,
+    };
+    if json {
+        output::json(out, &doc)?;
+    } else {
+        if doc.syscall_available {
+            writeln!(out, "pidmap(2) is available: comparing it with /proc")?;
+        } else {
+            writeln!(
+                out,
+                "no pidmap(2) here ({}): timing the /proc readers only",
+                doc.kernel_support
+            )?;
+        }
+        writeln!(
+            out,
+            "{:<7} {:<13} {:>7} {:>12} {:>12}",
+            "listing", "method", "ids", "median µs", "min µs"
+        )?;
+        for r in &doc.results {
+            writeln!(
+                out,
+                "{:<7} {:<13} {:>7} {:>12.1} {:>12.1}",
+                r.listing, r.method, r.ids, r.median_us, r.min_us
+            )?;
+        }
+        for r in &doc.ratios {
+            writeln!(
+                out,
+                "{:<7} {} took {:.2}x the time of {} (fastest here)",
+                r.listing, r.slower, r.ratio, r.faster
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(listing: &'static str, method: &'static str, median_us: f64) -> Row {
+        Row {
+            listing,
+            method,
+            ids: 1,
+            median_us,
+            min_us: median_us,
+        }
+    }
+
+    #[test]
+    fn the_fastest_is_measured_not_assumed() {
+        // The syscall row is the slowest here: /proc must be named faster.
+        let rows = [
+            row("procs", "syscall", 30.0),
+            row("procs", "procfs", 10.0),
+            row("procs", "std_read_dir", 20.0),
+            row("fds", "syscall", 1.0),
+            row("fds", "procfs", 4.0),
+        ];
+        let r = ratios(&rows);
+        assert_eq!(
+            r,
+            [
+                Ratio {
+                    listing: "procs",
+                    slower: "syscall",
+                    faster: "procfs",
+                    ratio: 3.0
+                },
+                Ratio {
+                    listing: "procs",
+                    slower: "std_read_dir",
+                    faster: "procfs",
+                    ratio: 2.0
+                },
+                Ratio {
+                    listing: "fds",
+                    slower: "procfs",
+                    faster: "syscall",
+                    ratio: 4.0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn timer_counts_every_iteration() {
+        let mut calls = 0;
+        let (n, med, min) = time(5, || {
+            calls += 1;
+            std::thread::sleep(Duration::from_millis(1));
+            Ok(calls)
+        })
+        .unwrap();
+        assert_eq!((calls, n), (6, 6));
+        assert!(min >= 1000.0 && med >= min, "{med} {min}");
+    }
+}

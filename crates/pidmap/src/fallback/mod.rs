@@ -1,0 +1,511 @@
+//! The /proc fallback: the syscalls' semantics (strictly ascending ids
+//! `>= start`, the same errors) from procfs directories read with raw
+//! `getdents64` into one reused buffer, names parsed in place, no
+//! allocation per entry.
+
+mod dirent;
+mod path;
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{OFlags, SeekFrom};
+
+use crate::error::{Error, Result};
+use crate::proc_root::ProcRoot;
+use crate::query::{Enumeration, Listing, Query};
+use crate::stat::{status_tgid, Stat};
+use crate::target::{Target, TargetId};
+use crate::RawId;
+use dirent::{parse_fd, parse_id, read_ids, DIRENT_BUF_SIZE};
+use path::{Base, ProcPath};
+
+/// `FIRST_PROCESS_ENTRY` (fs/proc/base.c): directory offsets of the proc
+/// root below it are the static entries (`cpuinfo`, `sys`, ...); from it
+/// on come `self`, `thread-self` and then each tgid at offset
+/// `FIRST_PROCESS_ENTRY + 2 + tgid`. Seeking to `FIRST_PROCESS_ENTRY +
+/// start` thus skips the static entries and the tgids well below `start`
+/// (what remains below `start` is filtered).
+const FIRST_PROCESS_ENTRY: u64 = 256;
+
+/// The reader's buffers. Create it once and reuse it; listings then
+/// allocate only when an output `Vec` must grow.
+#[derive(Debug)]
+pub(crate) struct Fallback {
+    dirents: Box<[MaybeUninit<u8>]>,
+    scratch: Vec<i32>,
+    text: Vec<u8>,
+    children_files: Option<bool>,
+    root_dir: Option<OwnedFd>,
+}
+
+/// A target resolved to a directory below the proc root.
+#[derive(Debug, Clone, Copy)]
+struct Resolved {
+    base: Base,
+    id: TargetId,
+    /// For a pidfd: its fd and the pid it named; checked again after the
+    /// listing, so a reused number never passes for the pidfd's process.
+    pidfd: Option<(i32, i32)>,
+}
+
+impl Fallback {
+    pub(crate) fn new() -> Self {
+        Fallback {
+            dirents: vec![MaybeUninit::uninit(); DIRENT_BUF_SIZE].into_boxed_slice(),
+            scratch: Vec::new(),
+            text: Vec::new(),
+            children_files: None,
+            root_dir: None,
+        }
+    }
+
+    /// List `what` into `out` (cleared first): strictly ascending ids
+    /// `>= start`.
+    pub(crate) fn list<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        what: Enumeration<'_>,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        out.clear();
+        match what {
+            Enumeration::Ids(q) => self.list_ids(root, q, start, out),
+            Enumeration::Fds(t) => {
+                let r = resolve(root, t, true)?;
+                let res = self.list_fds(root, r, start, out);
+                recheck(root, r, res)
+            }
+        }
+    }
+
+    fn list_ids<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        q: Query<'_>,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let skip_k = q.ignores_kthreads();
+        match q.listing() {
+            Listing::Processes => {
+                let mut order = Order::new();
+                self.read_root_ids(root, start, |id| {
+                    order.see(id);
+                    out.push(T::from_raw_id(id));
+                })?;
+                if skip_k {
+                    out.retain(|id| !is_kthread(root, Base::Pid(id.raw_id())));
+                }
+                order.finish(out);
+                Ok(())
+            }
+            Listing::AllTasks => self.all_tasks(root, skip_k, start, out),
+            Listing::Threads => {
+                let r = resolve(root, q.target(), false)?;
+                let res = self.threads(root, r, skip_k, start, out);
+                recheck(root, r, res)
+            }
+            Listing::Children => {
+                let r = resolve(root, q.target(), false)?;
+                let res = self.children(root, r, start, out).map(|()| {
+                    if skip_k {
+                        out.retain(|id| !is_kthread(root, Base::Pid(id.raw_id())));
+                    }
+                });
+                recheck(root, r, res)
+            }
+        }
+    }
+
+    /// The numeric entries `>= start` of the proc root, in readdir order
+    /// (ascending tgids), from one reused directory fd rewound with
+    /// `lseek` straight past the static entries.
+    fn read_root_ids(&mut self, root: &ProcRoot, start: i32, f: impl FnMut(i32)) -> Result<()> {
+        let context = || format!("reading the proc root {}", root.path().display());
+        let fd = match self.root_dir.take() {
+            Some(fd) => fd,
+            None => root
+                .openat(c".", OFlags::DIRECTORY)
+                .map_err(|e| Error::io(context(), e))?,
+        };
+        let pos = FIRST_PROCESS_ENTRY + u64::from(start.unsigned_abs());
+        rustix::fs::seek(&fd, SeekFrom::Start(pos)).map_err(|e| Error::io(context(), e.into()))?;
+        let r = read_ids(&mut self.dirents, fd.as_fd(), start, parse_id, f);
+        self.root_dir = Some(fd);
+        r.map_err(|e| Error::io(context(), e))
+    }
+
+    fn all_tasks<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        skip_k: bool,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let mut pids = std::mem::take(&mut self.scratch);
+        pids.clear();
+        // Processes below `start` may still own threads >= start.
+        let r = self.read_root_ids(root, 1, |id| pids.push(id));
+        if let Err(e) = r {
+            self.scratch = pids;
+            return Err(e);
+        }
+        let mut order = Order::new();
+        for &pid in &pids {
+            if skip_k && is_kthread(root, Base::Pid(pid)) {
+                continue;
+            }
+            let path = ProcPath::new(Base::Pid(pid), None, b"/task");
+            let Ok(dir) = root.openat(path.as_cstr(), OFlags::DIRECTORY) else {
+                continue; // exited meanwhile, or hidden (hidepid=noaccess)
+            };
+            // A process exiting mid-read may give ENOENT/ESRCH: skip it.
+            let _ = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
+                order.see(id);
+                out.push(T::from_raw_id(id));
+            });
+        }
+        self.scratch = pids;
+        order.finish(out);
+        Ok(())
+    }
+
+    fn threads<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        r: Resolved,
+        skip_k: bool,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let dir = open_dir(root, r, b"/task", "threads")?;
+        if skip_k && is_kthread(root, r.base) {
+            return Ok(());
+        }
+        let mut order = Order::new();
+        read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
+            order.see(id);
+            out.push(T::from_raw_id(id));
+        })
+        .map_err(|e| io_error(e, "threads", r.id))?;
+        order.finish(out);
+        Ok(())
+    }
+
+    fn list_fds<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        r: Resolved,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let dir = open_dir(root, r, b"/fd", "fds")?;
+        let mut order = Order::new();
+        read_ids(&mut self.dirents, dir.as_fd(), start, parse_fd, |id| {
+            order.see(id);
+            out.push(T::from_raw_id(id));
+        })
+        .map_err(|e| io_error(e, "fds", r.id))?;
+        // A zombie's fd directory is empty; the syscall says ESRCH for it.
+        if out.is_empty() && is_gone(root, r.base) {
+            return Err(Error::NoSuchProcess { target: r.id });
+        }
+        order.finish(out);
+        Ok(())
+    }
+
+    /// Whether this procfs has `/proc/PID/task/TID/children`
+    /// (`CONFIG_PROC_CHILDREN`), checked once through `thread-self`.
+    fn has_children_files(&mut self, root: &ProcRoot) -> bool {
+        *self.children_files.get_or_insert_with(|| {
+            root.openat(c"thread-self/children", OFlags::empty())
+                .is_ok()
+        })
+    }
+
+    /// Children of the target's thread group, whichever of its threads
+    /// created them (zombies included), ascending.
+    fn children<T: RawId>(
+        &mut self,
+        root: &ProcRoot,
+        r: Resolved,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let tasks = open_dir(root, r, b"/task", "children")?;
+        if self.has_children_files(root) {
+            let mut tids = std::mem::take(&mut self.scratch);
+            tids.clear();
+            let res = read_ids(&mut self.dirents, tasks.as_fd(), 1, parse_id, |id| {
+                tids.push(id)
+            });
+            if let Err(e) = res {
+                self.scratch = tids;
+                return Err(io_error(e, "children", r.id));
+            }
+            let mut text = std::mem::take(&mut self.text);
+            for &tid in &tids {
+                let path = ProcPath::new(r.base, Some(tid), b"/children");
+                // A thread that exited meanwhile has no children left.
+                let Ok(fd) = root.openat(path.as_cstr(), OFlags::empty()) else {
+                    continue;
+                };
+                text.clear();
+                if read_all(fd.as_fd(), &mut text).is_ok() {
+                    for tok in text.split(|&b| b == b' ' || b == b'\n') {
+                        match parse_id(tok) {
+                            Some(id) if id >= start => out.push(T::from_raw_id(id)),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            self.text = text;
+            self.scratch = tids;
+            Order::unsorted().finish(out);
+            return Ok(());
+        }
+        // No `children` files: scan every process's ppid, which names the
+        // parent's thread group.
+        drop(tasks);
+        let Some(tgid) = read_small(root, &ProcPath::new(r.base, None, b"/status"))
+            .and_then(|(buf, n)| status_tgid(&buf[..n]))
+        else {
+            return Err(Error::NoSuchProcess { target: r.id });
+        };
+        let mut pids = std::mem::take(&mut self.scratch);
+        pids.clear();
+        let res = self.read_root_ids(root, start, |id| pids.push(id));
+        if let Err(e) = res {
+            self.scratch = pids;
+            return Err(e);
+        }
+        for &p in &pids {
+            if let Some((buf, n)) = read_small(root, &ProcPath::new(Base::Pid(p), None, b"/stat")) {
+                if Stat::parse(&buf[..n]).is_some_and(|s| s.ppid == tgid.as_raw()) {
+                    out.push(T::from_raw_id(p));
+                }
+            }
+        }
+        self.scratch = pids;
+        Order::unsorted().finish(out);
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn force_ppid_scan(&mut self) {
+        self.children_files = Some(false);
+    }
+}
+
+/// Resolve a target to its directory: the caller through `self` (threads,
+/// children: the calling thread's group) or `thread-self` (fds: the calling
+/// thread's fd table), a pidfd through `thread-self/fdinfo`.
+fn resolve(root: &ProcRoot, target: Target<'_>, fds: bool) -> Result<Resolved> {
+    let id = target.id();
+    let (base, pidfd) = match target {
+        Target::Caller if fds => (Base::Thread, None),
+        Target::Caller => (Base::Process, None),
+        Target::Pid(p) if p.as_raw() > 0 => (Base::Pid(p.as_raw()), None),
+        Target::Pid(_) => {
+            return Err(Error::InvalidArgument(
+                "a pid target must be positive (use Target::Caller for the caller)",
+            ))
+        }
+        Target::Pidfd(fd) => {
+            let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+            let pid = pidfd_pid(root, raw, id)?;
+            (Base::Pid(pid), Some((raw, pid)))
+        }
+    };
+    Ok(Resolved { base, id, pidfd })
+}
+
+/// The pid a pidfd names, in the proc root's namespace, from the `Pid:`
+/// line of its fdinfo: `EBADF` if the fd is not open, `EINVAL` if it is not
+/// a pidfd, `ESRCH` once the process has exited (`Pid: -1`).
+fn pidfd_pid(root: &ProcRoot, fd: i32, id: TargetId) -> Result<i32> {
+    let Some((buf, n)) = read_small(root, &ProcPath::fdinfo(fd)) else {
+        return Err(Error::io(
+            format!("reading the fdinfo of pidfd {fd}"),
+            io::Error::from_raw_os_error(libc::EBADF),
+        ));
+    };
+    let pid = buf[..n]
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"Pid:"))
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<i32>().ok())
+        .ok_or(Error::InvalidArgument("the target fd is not a pidfd"))?;
+    if pid <= 0 {
+        return Err(Error::NoSuchProcess { target: id });
+    }
+    Ok(pid)
+}
+
+/// After listing a pidfd's process by number: if the pidfd no longer
+/// names that number, the process exited and the number may have been
+/// reused, so the listing is `ESRCH`, as the syscall says.
+fn recheck(root: &ProcRoot, r: Resolved, res: Result<()>) -> Result<()> {
+    let Some((fd, pid)) = r.pidfd else {
+        return res;
+    };
+    match pidfd_pid(root, fd, r.id) {
+        Ok(now) if now == pid => res,
+        _ => Err(Error::NoSuchProcess { target: r.id }),
+    }
+}
+
+fn open_dir(root: &ProcRoot, r: Resolved, suffix: &[u8], what: &'static str) -> Result<OwnedFd> {
+    let path = ProcPath::new(r.base, None, suffix);
+    root.openat(path.as_cstr(), OFlags::DIRECTORY)
+        .map_err(|e| io_error(e, what, r.id))
+}
+
+/// An errno from opening or reading a task's directory: `ENOENT`/`ESRCH`
+/// is a missing process, `EACCES`/`EPERM` a denial, anything else
+/// (`EMFILE`, `ENOMEM`, ...) keeps its errno.
+fn io_error(e: io::Error, what: &'static str, target: TargetId) -> Error {
+    match e.raw_os_error() {
+        Some(errno) => Error::from_errno(errno, what, target),
+        None => Error::io(format!("listing the {what} of {target}"), e),
+    }
+}
+
+/// Whether the task is a kernel thread (`PF_KTHREAD`); a vanished one is
+/// not (the listing was a snapshot anyway).
+fn is_kthread(root: &ProcRoot, base: Base) -> bool {
+    read_small(root, &ProcPath::new(base, None, b"/stat"))
+        .is_some_and(|(buf, n)| Stat::parse(&buf[..n]).is_some_and(|s| s.is_kernel_thread()))
+}
+
+/// A task that is gone, or a zombie (no fd table any more).
+fn is_gone(root: &ProcRoot, base: Base) -> bool {
+    match read_small(root, &ProcPath::new(base, None, b"/stat")) {
+        None => true,
+        Some((buf, n)) => Stat::parse(&buf[..n]).map_or(true, |s| s.is_zombie()),
+    }
+}
+
+/// The first 1 KiB of a small /proc file (`stat`, `status` up to `Tgid:`,
+/// `fdinfo`), or `None` if it cannot be read.
+fn read_small(root: &ProcRoot, path: &ProcPath) -> Option<([u8; 1024], usize)> {
+    let fd = root.openat(path.as_cstr(), OFlags::empty()).ok()?;
+    let mut buf = [0u8; 1024];
+    let n = read_retrying(fd.as_fd(), &mut buf).ok()?;
+    Some((buf, n))
+}
+
+fn read_retrying(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn read_all(fd: BorrowedFd<'_>, out: &mut Vec<u8>) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = read_retrying(fd, &mut chunk)?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Tracks whether ids arrived ascending, so sorting is skipped when they
+/// did (the proc root and task directories list in order).
+struct Order {
+    sorted: bool,
+    last: i32,
+}
+
+impl Order {
+    fn new() -> Self {
+        Order {
+            sorted: true,
+            last: i32::MIN,
+        }
+    }
+
+    fn unsorted() -> Self {
+        Order {
+            sorted: false,
+            last: i32::MIN,
+        }
+    }
+
+    #[inline]
+    fn see(&mut self, id: i32) {
+        self.sorted &= id > self.last;
+        self.last = id;
+    }
+
+    fn finish<T: RawId>(self, out: &mut Vec<T>) {
+        if !self.sorted {
+            out.sort_unstable();
+            out.dedup();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Pid;
+
+    #[test]
+    fn children_files_and_ppid_scan_agree() {
+        let mut kids = Vec::new();
+        for _ in 0..3 {
+            // SAFETY: the child only calls async-signal-safe functions.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0);
+            if pid == 0 {
+                loop {
+                    // SAFETY: async-signal-safe; killed by the parent.
+                    unsafe { libc::pause() };
+                }
+            }
+            kids.push(Pid::from_raw(pid));
+        }
+        kids.sort();
+        let root = ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = Fallback::new();
+        let me = Pid::this_process();
+        let q = |t| Enumeration::Ids(Query::children(t));
+        let mut a: Vec<Pid> = Vec::new();
+        let mut b: Vec<Pid> = Vec::new();
+        let mut c: Vec<Pid> = Vec::new();
+        let mut d: Vec<Pid> = Vec::new();
+        let ra = fb.list(&root, q(Target::Pid(me)), 0, &mut a);
+        let rc = fb.list(&root, q(Target::Caller), 0, &mut c);
+        fb.force_ppid_scan();
+        let rb = fb.list(&root, q(Target::Pid(me)), 0, &mut b);
+        let rd = fb.list(&root, q(Target::Caller), kids[1].as_raw(), &mut d);
+        for k in &kids {
+            // SAFETY: killing and reaping our own children.
+            unsafe {
+                libc::kill(k.as_raw(), libc::SIGKILL);
+                libc::waitpid(k.as_raw(), std::ptr::null_mut(), 0);
+            }
+        }
+        ra.unwrap();
+        rb.unwrap();
+        rc.unwrap();
+        rd.unwrap();
+        for k in &kids {
+            assert!(
+                a.contains(k) && b.contains(k) && c.contains(k),
+                "{k}: {a:?} {b:?} {c:?}"
+            );
+        }
+        assert!(d.iter().all(|p| *p >= kids[1]) && d.contains(&kids[2]) && !d.contains(&kids[0]));
+    }
+}

@@ -1,0 +1,537 @@
+//! [`Pidmap`], the reusable lister, and its [`Builder`].
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::backend::{probe_kernel, ActiveBackend, Backend, Detection, KernelSupport};
+use crate::error::{Error, Result};
+#[cfg(feature = "fallback")]
+use crate::fallback::Fallback;
+use crate::iter::{Fds, Pids};
+use crate::pid::Pid;
+use crate::proc_root::ProcRoot;
+use crate::query::{Enumeration, Query};
+use crate::sys;
+use crate::target::Target;
+use crate::RawId;
+
+/// The default proc root.
+const PROC: &str = "/proc";
+
+/// Builder for [`Pidmap`].
+///
+/// ```
+/// use pidmap::{ActiveBackend, Backend, Pidmap};
+/// let pm = Pidmap::builder().backend(Backend::Procfs).proc_root("/proc").build()?;
+/// assert_eq!(pm.active(), ActiveBackend::Procfs);
+/// # Ok::<(), pidmap::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    backend: Option<Backend>,
+    proc_root: Option<PathBuf>,
+}
+
+impl Builder {
+    /// Choose the backend. Without this call the handle uses what
+    /// [`BACKEND_ENV`](crate::BACKEND_ENV) says, else [`Backend::Auto`].
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// The procfs mount to use instead of `/proc`: read by the fallback,
+    /// and passed to pidmap(2) as its view (`PIDMAP_PROCFS`: that mount's
+    /// pid namespace, `hidepid=` and `gid=`). An explicit root that is not
+    /// a procfs is an error with either backend; the default `/proc`
+    /// missing is an error only for the fallback (pidmap(2) then uses the
+    /// kernel's fail-closed default view).
+    pub fn proc_root(mut self, path: impl AsRef<Path>) -> Self {
+        self.proc_root = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Detect the backend (probed once per process unless it is
+    /// [`Backend::Procfs`]) and open the proc root.
+    pub fn build(self) -> Result<Pidmap> {
+        let backend = match self.backend {
+            Some(b) => b,
+            None => Backend::from_env()?.unwrap_or_default(),
+        };
+        if cfg!(not(feature = "fallback")) && backend == Backend::Procfs {
+            return Err(Error::FallbackNotBuilt);
+        }
+        let detection = backend.detect()?;
+        if cfg!(not(feature = "fallback")) && detection.active == ActiveBackend::Procfs {
+            return Err(Error::SyscallUnavailable(
+                detection.support.unwrap_or(KernelSupport::Missing),
+            ));
+        }
+        let explicit = self.proc_root.is_some();
+        let path = self.proc_root.unwrap_or_else(|| PathBuf::from(PROC));
+        let root = match (detection.active, ProcRoot::open(&path)) {
+            (_, Ok(root)) => Some(root),
+            (ActiveBackend::Syscall, Err(Error::ProcNotMounted(_))) if !explicit => None,
+            (_, Err(e)) => return Err(e),
+        };
+        let pm = Pidmap {
+            detection,
+            root,
+            path,
+            #[cfg(feature = "fallback")]
+            fallback: None,
+        };
+        if pm.detection.active == ActiveBackend::Procfs {
+            pm.checked_root()?;
+        }
+        Ok(pm)
+    }
+}
+
+/// A reusable lister: the chosen backend, the procfs view and the
+/// fallback's buffers.
+///
+/// The `fill*` methods reuse the caller's `Vec` and the handle's buffers,
+/// so a monitor polling every second allocates nothing once the `Vec` is
+/// large enough.
+#[derive(Debug)]
+pub struct Pidmap {
+    detection: Detection,
+    root: Option<ProcRoot>,
+    path: PathBuf,
+    #[cfg(feature = "fallback")]
+    fallback: Option<Fallback>,
+}
+
+impl Pidmap {
+    /// The default handle: [`BACKEND_ENV`](crate::BACKEND_ENV) or
+    /// [`Backend::Auto`], over `/proc`.
+    pub fn new() -> Result<Pidmap> {
+        Pidmap::builder().build()
+    }
+
+    /// A given backend over `/proc`.
+    ///
+    /// ```
+    /// use pidmap::{Backend, Error, Pidmap};
+    /// match Pidmap::with_backend(Backend::Syscall) {
+    ///     Ok(pm) => println!("syscalls available: {}", pm.detection()),
+    ///     Err(Error::SyscallUnavailable(why)) => println!("no syscalls: {why}"),
+    ///     Err(e) => panic!("{e}"),
+    /// }
+    /// ```
+    pub fn with_backend(backend: Backend) -> Result<Pidmap> {
+        Pidmap::builder().backend(backend).build()
+    }
+
+    /// Start building a handle.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Which backend is in use, and why.
+    pub fn detection(&self) -> Detection {
+        self.detection
+    }
+
+    /// The backend in use.
+    pub fn active(&self) -> ActiveBackend {
+        self.detection.active
+    }
+
+    /// The procfs mount in use: read by the fallback, or the view passed
+    /// to pidmap(2). `None` when the syscall backend runs without one
+    /// (`/proc` is not mounted, as in some containers).
+    pub fn proc_root(&self) -> Option<&Path> {
+        self.root.as_ref().map(ProcRoot::path)
+    }
+
+    /// Fill `out` (cleared first) with the whole listing, ascending.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap, Query, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// let mut v = Vec::new();
+    /// pm.fill(Query::threads(Target::Caller), &mut v)?;
+    /// assert!(v.contains(&Pid::this_thread()));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fill(&mut self, query: Query<'_>, out: &mut Vec<Pid>) -> Result<()> {
+        self.fill_raw(Enumeration::Ids(query), out)
+    }
+
+    /// Fill `out` (cleared first) with the open fd numbers of `target`,
+    /// ascending. The numbers are in the target's fd table, not ours.
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// let mut fds = Vec::new();
+    /// pm.fill_fds(Target::Caller, &mut fds)?;
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fill_fds<'fd>(
+        &mut self,
+        target: impl Into<Target<'fd>>,
+        out: &mut Vec<i32>,
+    ) -> Result<()> {
+        self.fill_raw(Enumeration::Fds(target.into()), out)
+    }
+
+    /// One chunk with the syscall's cursor semantics: writes the ids
+    /// `>= start`, ascending, at most `buf.len()`, and returns how many;
+    /// 0 means the end. Resume at `last + 1`.
+    ///
+    /// With the /proc backend each call reads the whole directory, so
+    /// prefer [`fill`](Pidmap::fill) or [`iter`](Pidmap::iter) there.
+    ///
+    /// ```
+    /// use pidmap::{Pid, Pidmap, Query, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// let (mut all, mut buf, mut start) = (vec![], [Pid::from_raw(0); 3], 0);
+    /// loop {
+    ///     let n = pm.read_chunk(Query::threads(Target::Caller), start, &mut buf)?;
+    ///     if n == 0 { break; }
+    ///     all.extend_from_slice(&buf[..n]);
+    ///     start = buf[n - 1].as_raw() + 1;
+    /// }
+    /// assert!(all.contains(&Pid::this_process()));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn read_chunk(&mut self, query: Query<'_>, start: i32, buf: &mut [Pid]) -> Result<usize> {
+        self.chunk_raw(Enumeration::Ids(query), start, buf)
+    }
+
+    /// [`read_chunk`](Pidmap::read_chunk) for the fds of `target`.
+    pub fn read_fd_chunk<'fd>(
+        &mut self,
+        target: impl Into<Target<'fd>>,
+        start: i32,
+        buf: &mut [i32],
+    ) -> Result<usize> {
+        self.chunk_raw(Enumeration::Fds(target.into()), start, buf)
+    }
+
+    /// An iterator over the listing, borrowing the handle: 256 ids per
+    /// syscall, or one sorted /proc snapshot read into the handle's buffers.
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Query};
+    /// let mut pm = Pidmap::new()?;
+    /// let n = pm.iter(Query::all_tasks()).filter_map(Result::ok).count();
+    /// assert!(n >= 1);
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn iter<'a>(&'a mut self, query: Query<'a>) -> Pids<'a> {
+        Pids::borrowed(self, query)
+    }
+
+    /// An iterator over the fds of `target`, borrowing the handle.
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// for fd in pm.fds(Target::Caller) {
+    ///     assert!(fd? >= 0);
+    /// }
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fds<'a>(&'a mut self, target: impl Into<Target<'a>>) -> Fds<'a> {
+        Fds::borrowed(self, target.into())
+    }
+
+    /// The proc root, checked usable for the fallback.
+    fn checked_root(&self) -> Result<&ProcRoot> {
+        let root = self
+            .root
+            .as_ref()
+            .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
+        #[cfg(feature = "fallback")]
+        root.check_self()?;
+        Ok(root)
+    }
+
+    /// The pidmap(2) request for `q` from `start`, with this handle's
+    /// procfs view.
+    fn pidmap_req(&self, q: Query<'_>, start: i32) -> Result<(sys::PidmapReq, u32)> {
+        let (target, flags) = Enumeration::pidmap_args(q)?;
+        let (procfs_fd, view) = match &self.root {
+            Some(root) => (root.fd().as_raw_fd(), sys::PIDMAP_PROCFS),
+            None => (0, 0),
+        };
+        let req = sys::PidmapReq {
+            size: sys::req_size::<sys::PidmapReq>(),
+            start,
+            target,
+            procfs_fd,
+        };
+        Ok((req, flags | view))
+    }
+
+    /// One syscall: `Ok(n)`, or `Err(errno)`.
+    fn syscall(
+        &self,
+        what: Enumeration<'_>,
+        start: i32,
+        buf: &mut [i32],
+    ) -> Result<Result<u64, i32>> {
+        Ok(match what {
+            Enumeration::Ids(q) => {
+                let (req, flags) = self.pidmap_req(q, start)?;
+                sys::call(&req, buf, flags)
+            }
+            Enumeration::Fds(t) => {
+                let (target, flags) = Enumeration::fdmap_args(t)?;
+                let req = sys::FdmapReq {
+                    size: sys::req_size::<sys::FdmapReq>(),
+                    start,
+                    target,
+                    reserved: 0,
+                };
+                sys::call(&req, buf, flags)
+            }
+        })
+    }
+
+    /// An errno from a real call: under [`Backend::Auto`], `ENOSYS` (only a
+    /// filter says it for a call the probe found) and `EPERM` from a
+    /// sandbox (a fresh probe no longer says "available") switch this
+    /// handle to /proc, and `Ok(true)` says to retry there. Otherwise the
+    /// errno becomes the listing's error.
+    fn after_errno(&mut self, what: Enumeration<'_>, errno: i32) -> Result<bool> {
+        let auto = self.detection.requested == Backend::Auto;
+        if matches!(errno, libc::ENOSYS | libc::EPERM) && auto {
+            let now = probe_kernel();
+            if errno == libc::ENOSYS || !now.is_available() {
+                if cfg!(not(feature = "fallback")) {
+                    return Err(Error::SyscallUnavailable(now));
+                }
+                let support = if now.is_available() {
+                    KernelSupport::Missing
+                } else {
+                    now
+                };
+                self.detection = Detection {
+                    requested: Backend::Auto,
+                    active: ActiveBackend::Procfs,
+                    support: Some(support),
+                    switched_after_call: true,
+                };
+                self.checked_root()?;
+                return Ok(true);
+            }
+        }
+        Err(match errno {
+            libc::ENOSYS => Error::SyscallUnavailable(KernelSupport::Missing),
+            e => Error::from_errno(e, what.what(), what.target_id()),
+        })
+    }
+
+    /// One chunk of `what` into `buf`, with the syscall's cursor semantics.
+    pub(crate) fn chunk_raw<T: RawId>(
+        &mut self,
+        what: Enumeration<'_>,
+        start: i32,
+        buf: &mut [T],
+    ) -> Result<usize> {
+        what.validate()?;
+        if start < 0 {
+            return Err(Error::InvalidArgument("start must not be negative"));
+        }
+        if self.detection.active == ActiveBackend::Syscall {
+            let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
+            match self.syscall(what, start, raw)? {
+                Ok(n) => {
+                    let n = abi_count(n, raw.len())?;
+                    check_chunk(&raw[..n], start)?;
+                    return Ok(n);
+                }
+                Err(errno) => {
+                    self.after_errno(what, errno)?;
+                }
+            }
+        }
+        let mut v: Vec<T> = Vec::new();
+        self.procfs(what, start, &mut v)?;
+        let n = v.len().min(buf.len());
+        buf[..n].copy_from_slice(&v[..n]);
+        Ok(n)
+    }
+
+    /// The whole of `what` into `out` (cleared first), ascending.
+    pub(crate) fn fill_raw<T: RawId>(
+        &mut self,
+        what: Enumeration<'_>,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        what.validate()?;
+        if self.detection.active == ActiveBackend::Syscall {
+            let mut failed = None;
+            let r = fill_by_chunks(out, |start, buf| match self.syscall(what, start, buf)? {
+                Ok(n) => Ok(n),
+                Err(errno) => {
+                    failed = Some(errno);
+                    Err(Error::AbiViolation(String::new())) // replaced below
+                }
+            });
+            match (r, failed) {
+                (Ok(()), _) => return Ok(()),
+                (Err(_), Some(errno)) => {
+                    self.after_errno(what, errno)?;
+                }
+                (Err(e), None) => return Err(e),
+            }
+        }
+        self.procfs(what, 0, out)
+    }
+
+    #[cfg(feature = "fallback")]
+    fn procfs<T: RawId>(
+        &mut self,
+        what: Enumeration<'_>,
+        start: i32,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let root = self
+            .root
+            .as_ref()
+            .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
+        self.fallback
+            .get_or_insert_with(Fallback::new)
+            .list(root, what, start, out)
+    }
+
+    #[cfg(not(feature = "fallback"))]
+    fn procfs<T: RawId>(&mut self, _: Enumeration<'_>, _: i32, _: &mut Vec<T>) -> Result<()> {
+        Err(Error::FallbackNotBuilt)
+    }
+}
+
+/// Drive a cursor-style call until it returns 0. `call(start, buf)` gets
+/// initialised room at the end of `out` (its spare capacity, zeroed; grown
+/// geometrically only when nearly full) and returns how many ids it wrote
+/// there. Safe whatever `call` does: a count beyond the room, or ids that
+/// are not strictly ascending from the cursor, are ABI violations.
+pub(crate) fn fill_by_chunks<T: RawId>(
+    out: &mut Vec<T>,
+    mut call: impl FnMut(i32, &mut [i32]) -> Result<u64>,
+) -> Result<()> {
+    out.clear();
+    let mut start = 0;
+    loop {
+        let len = out.len();
+        if out.capacity() - len < 64 {
+            out.reserve(len.max(1024));
+        }
+        let room = out.capacity() - len;
+        out.resize(len + room, T::from_raw_id(0));
+        let n = call(start, bytemuck::cast_slice_mut(&mut out[len..]))
+            .and_then(|n| abi_count(n, room))
+            .and_then(|n| {
+                check_chunk(bytemuck::cast_slice(&out[len..len + n]), start)?;
+                Ok(n)
+            });
+        let n = match n {
+            Ok(n) => n,
+            Err(e) => {
+                out.clear();
+                return Err(e);
+            }
+        };
+        out.truncate(len + n);
+        match out.last() {
+            Some(last) if n > 0 => match last.raw_id().checked_add(1) {
+                Some(next) => start = next,
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// The ABI promises a return value `<= count`. A larger one (for example
+/// an errno that went through an unsigned type) is reported, never clamped.
+fn abi_count(n: u64, count: usize) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n <= count => Ok(n),
+        _ => Err(Error::AbiViolation(format!(
+            "returned {n} (as a 32-bit value: {}) for a buffer of {count}",
+            i32::from_ne_bytes(u32::try_from(n & 0xffff_ffff).unwrap_or(0).to_ne_bytes())
+        ))),
+    }
+}
+
+/// The ABI promises strictly ascending ids `>= start`; a kernel that
+/// breaks it must not make us loop or grow without bound.
+fn check_chunk(chunk: &[i32], start: i32) -> Result<()> {
+    let mut prev = start.checked_sub(1);
+    for &id in chunk {
+        if prev.is_some_and(|p| id <= p) || id < start {
+            return Err(Error::AbiViolation(format!(
+                "id {id} is not ascending from cursor {start}"
+            )));
+        }
+        prev = Some(id);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake kernel with the ABI's cursor semantics over `ids`, returning
+    /// at most `cap` per call.
+    fn fake(ids: &[i32], cap: usize) -> impl FnMut(i32, &mut [i32]) -> Result<u64> + '_ {
+        move |start, buf| {
+            let from = ids.partition_point(|&id| id < start);
+            let n = (ids.len() - from).min(buf.len()).min(cap);
+            buf[..n].copy_from_slice(&ids[from..from + n]);
+            Ok(u64::try_from(n).unwrap())
+        }
+    }
+
+    #[test]
+    fn fill_by_chunks_follows_the_cursor() {
+        let ids: Vec<i32> = (1..5000).map(|i| i * 3).chain([i32::MAX]).collect();
+        for cap in [1, 3, 64, 1000, 100_000] {
+            let mut out: Vec<i32> = Vec::new();
+            fill_by_chunks(&mut out, fake(&ids, cap)).unwrap();
+            assert_eq!(out, ids, "cap {cap}");
+            // Reuse without reallocation once large enough.
+            let ptr = out.as_ptr();
+            fill_by_chunks(&mut out, fake(&ids, cap)).unwrap();
+            assert_eq!(out.as_ptr(), ptr);
+        }
+        let mut out = vec![7];
+        fill_by_chunks(&mut out, fake(&[], 10)).unwrap();
+        assert!(out.is_empty());
+        let mut out: Vec<Pid> = Vec::new();
+        let r = fill_by_chunks(&mut out, |_, _| Err(Error::InvalidArgument("x")));
+        assert!(matches!(r, Err(Error::InvalidArgument("x"))));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_kernel_breaking_the_abi_is_an_error_not_a_loop() {
+        // Ignores the cursor: always returns the same ids.
+        let mut out: Vec<i32> = Vec::new();
+        let r = fill_by_chunks(&mut out, |_, buf| {
+            buf[..2].copy_from_slice(&[3, 4]);
+            Ok(2)
+        });
+        assert!(matches!(r, Err(Error::AbiViolation(_))), "{r:?}");
+        assert!(out.is_empty());
+        // (unsigned)-EACCES, as a kernel with a `total ?: -errno` bug returns.
+        let r = fill_by_chunks(&mut out, |_, _| Ok(4294967283));
+        assert!(format!("{}", r.unwrap_err()).contains("-13"));
+        // More than the room: an error, and nothing read past the buffer.
+        let r = fill_by_chunks(&mut out, |_, buf| Ok(u64::try_from(buf.len()).unwrap() + 1));
+        assert!(matches!(r, Err(Error::AbiViolation(_))), "{r:?}");
+        assert!(out.is_empty());
+        assert!(check_chunk(&[5, 5], 0).is_err());
+        assert!(check_chunk(&[4, 5], 5).is_err());
+        assert!(check_chunk(&[5, 9], 5).is_ok());
+        assert!(check_chunk(&[], 0).is_ok());
+    }
+}

@@ -1,0 +1,86 @@
+//! The procfs mount a handle reads (fallback) or names as the view of
+//! pidmap(2) (`PIDMAP_PROCFS`).
+
+#[cfg(feature = "fallback")]
+use std::ffi::CStr;
+#[cfg(feature = "fallback")]
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags};
+
+use crate::error::{Error, Result};
+
+/// An open procfs mount: `/proc` by default.
+#[derive(Debug)]
+pub(crate) struct ProcRoot {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl ProcRoot {
+    /// Open `path` and check that it is a procfs (`fstatfs` magic).
+    /// A missing path or a non-procfs is [`Error::ProcNotMounted`]; any
+    /// other failure keeps its errno (`EMFILE`, `EACCES`, ...).
+    pub(crate) fn open(path: &Path) -> Result<ProcRoot> {
+        let context = || format!("opening the proc root {}", path.display());
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR => {
+                Error::ProcNotMounted(path.to_path_buf())
+            }
+            e => Error::io(context(), e.into()),
+        })?;
+        let st = rustix::fs::fstatfs(&fd).map_err(|e| Error::io(context(), e.into()))?;
+        if st.f_type != rustix::fs::PROC_SUPER_MAGIC {
+            return Err(Error::ProcNotMounted(path.to_path_buf()));
+        }
+        Ok(ProcRoot {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// For the fallback, which resolves the caller through `self`: a
+    /// procfs of a pid namespace we are not in has no `self`.
+    #[cfg(feature = "fallback")]
+    pub(crate) fn check_self(&self) -> Result<()> {
+        match self.openat(c"self", OFlags::DIRECTORY | OFlags::PATH) {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                Err(Error::ProcNotMounted(self.path.clone()))
+            }
+            Err(e) => Err(Error::io(
+                format!("opening {}/self", self.path.display()),
+                e,
+            )),
+        }
+    }
+
+    /// The path it was opened from.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory fd.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// `openat(root, rel, flags | O_RDONLY | O_CLOEXEC)`.
+    #[cfg(feature = "fallback")]
+    pub(crate) fn openat(&self, rel: &CStr, flags: OFlags) -> io::Result<OwnedFd> {
+        rustix::fs::openat(
+            &self.fd,
+            rel,
+            flags | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)
+    }
+}

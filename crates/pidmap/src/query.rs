@@ -1,0 +1,224 @@
+//! [`Query`]: what to list, about whom, with which modifiers.
+
+use std::os::fd::AsRawFd;
+
+use crate::error::{Error, Result};
+use crate::sys;
+use crate::target::{Target, TargetId};
+
+/// What a pidmap(2) listing lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum Listing {
+    /// Thread-group ids (processes) of the view.
+    Processes,
+    /// Every task id of the view, threads included.
+    AllTasks,
+    /// The thread ids of the target's thread group.
+    Threads,
+    /// The children of the target's thread group.
+    Children,
+}
+
+impl Listing {
+    /// A plural noun for messages: `"processes"`, `"threads"`, ...
+    pub fn noun(self) -> &'static str {
+        match self {
+            Listing::Processes => "processes",
+            Listing::AllTasks => "tasks",
+            Listing::Threads => "threads",
+            Listing::Children => "children",
+        }
+    }
+}
+
+/// A listing, its target and its modifiers.
+///
+/// ```
+/// use pidmap::{Listing, Pid, Query, Target};
+/// let q = Query::processes().without_kthreads();
+/// assert_eq!(q.listing(), Listing::Processes);
+/// assert!(q.ignores_kthreads());
+/// assert_eq!(Query::threads(Target::Caller).target(), Target::Caller);
+/// let q = Query::children(Pid::this_process());
+/// assert_eq!(q.target(), Target::Pid(Pid::this_process()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Query<'fd> {
+    listing: Listing,
+    target: Target<'fd>,
+    ignore_kthreads: bool,
+}
+
+impl<'fd> Query<'fd> {
+    /// All processes of the view.
+    pub const fn processes() -> Query<'static> {
+        Query::untargeted(Listing::Processes)
+    }
+
+    /// All tasks of the view, threads included.
+    pub const fn all_tasks() -> Query<'static> {
+        Query::untargeted(Listing::AllTasks)
+    }
+
+    /// The threads of `target`'s thread group.
+    pub fn threads(target: impl Into<Target<'fd>>) -> Query<'fd> {
+        Query {
+            listing: Listing::Threads,
+            target: target.into(),
+            ignore_kthreads: false,
+        }
+    }
+
+    /// The children of `target`'s thread group.
+    pub fn children(target: impl Into<Target<'fd>>) -> Query<'fd> {
+        Query {
+            listing: Listing::Children,
+            target: target.into(),
+            ignore_kthreads: false,
+        }
+    }
+
+    const fn untargeted(listing: Listing) -> Query<'static> {
+        Query {
+            listing,
+            target: Target::Caller,
+            ignore_kthreads: false,
+        }
+    }
+
+    /// Leave kernel threads out (`PIDMAP_IGNORE_KTHREADS`).
+    pub const fn without_kthreads(mut self) -> Self {
+        self.ignore_kthreads = true;
+        self
+    }
+
+    /// What is listed.
+    pub const fn listing(&self) -> Listing {
+        self.listing
+    }
+
+    /// Whose threads or children ([`Target::Caller`] for the untargeted
+    /// listings).
+    pub const fn target(&self) -> Target<'fd> {
+        self.target
+    }
+
+    /// Whether kernel threads are left out.
+    pub const fn ignores_kthreads(&self) -> bool {
+        self.ignore_kthreads
+    }
+}
+
+/// One enumeration: the ids of a [`Query`] (pidmap(2)) or the fds of a
+/// target (fdmap(2)). Both share the cursor protocol.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Enumeration<'fd> {
+    Ids(Query<'fd>),
+    Fds(Target<'fd>),
+}
+
+/// The raw `target` field and the target flag.
+fn raw_target(target: Target<'_>, pidfd_flag: u32) -> Result<(i32, u32)> {
+    match target {
+        Target::Caller => Ok((0, 0)),
+        Target::Pid(p) if p.as_raw() > 0 => Ok((p.as_raw(), 0)),
+        Target::Pid(_) => Err(Error::InvalidArgument(
+            "a pid target must be positive (use Target::Caller for the caller)",
+        )),
+        Target::Pidfd(fd) => Ok((fd.as_raw_fd(), pidfd_flag)),
+    }
+}
+
+impl Enumeration<'_> {
+    /// `"threads"`, `"fds"`, ... for errors.
+    pub(crate) fn what(&self) -> &'static str {
+        match self {
+            Enumeration::Ids(q) => q.listing.noun(),
+            Enumeration::Fds(_) => "fds",
+        }
+    }
+
+    pub(crate) fn target(&self) -> Target<'_> {
+        match *self {
+            Enumeration::Ids(q) => q.target,
+            Enumeration::Fds(t) => t,
+        }
+    }
+
+    pub(crate) fn target_id(&self) -> TargetId {
+        self.target().id()
+    }
+
+    /// pidmap(2)'s `target` and flags (without `PIDMAP_PROCFS`).
+    pub(crate) fn pidmap_args(q: Query<'_>) -> Result<(i32, u32)> {
+        let mode = match q.listing {
+            Listing::Processes => sys::PIDMAP_PROC,
+            Listing::AllTasks => sys::PIDMAP_ALL_TASKS,
+            Listing::Threads => sys::PIDMAP_TASKS,
+            Listing::Children => sys::PIDMAP_CHILDREN,
+        };
+        let (target, tflag) = raw_target(q.target, sys::PIDMAP_TARGET_PIDFD)?;
+        if matches!(q.listing, Listing::Processes | Listing::AllTasks) && q.target != Target::Caller
+        {
+            return Err(Error::InvalidArgument(
+                "processes and all tasks take no target",
+            ));
+        }
+        let k = if q.ignore_kthreads {
+            sys::PIDMAP_IGNORE_KTHREADS
+        } else {
+            0
+        };
+        Ok((target, mode | tflag | k))
+    }
+
+    /// fdmap(2)'s `target` and flags.
+    pub(crate) fn fdmap_args(t: Target<'_>) -> Result<(i32, u32)> {
+        raw_target(t, sys::FDMAP_TARGET_PIDFD)
+    }
+
+    /// Check the arguments without running anything.
+    pub(crate) fn validate(&self) -> Result<()> {
+        match *self {
+            Enumeration::Ids(q) => Enumeration::pidmap_args(q).map(drop),
+            Enumeration::Fds(t) => Enumeration::fdmap_args(t).map(drop),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Pid;
+
+    #[test]
+    fn flags_and_targets() {
+        let p = Pid::new(5).unwrap();
+        assert_eq!(
+            Enumeration::pidmap_args(Query::processes().without_kthreads()).unwrap(),
+            (0, sys::PIDMAP_PROC | sys::PIDMAP_IGNORE_KTHREADS)
+        );
+        assert_eq!(
+            Enumeration::pidmap_args(Query::children(p)).unwrap(),
+            (5, sys::PIDMAP_CHILDREN)
+        );
+        assert_eq!(
+            Enumeration::pidmap_args(Query::threads(Target::Caller)).unwrap(),
+            (0, sys::PIDMAP_TASKS)
+        );
+        let fd = Target::open_pidfd(Pid::this_process()).unwrap();
+        let (raw, flags) = Enumeration::pidmap_args(Query::threads(&fd)).unwrap();
+        assert_eq!(raw, fd.as_raw_fd());
+        assert_eq!(flags, sys::PIDMAP_TASKS | sys::PIDMAP_TARGET_PIDFD);
+        assert_eq!(
+            Enumeration::fdmap_args(Target::from(&fd)).unwrap(),
+            (fd.as_raw_fd(), sys::FDMAP_TARGET_PIDFD)
+        );
+        assert!(Enumeration::pidmap_args(Query::threads(Pid::from_raw(0))).is_err());
+        assert!(Enumeration::pidmap_args(Query::threads(Pid::from_raw(-2))).is_err());
+        assert!(Enumeration::fdmap_args(Target::Pid(Pid::from_raw(0))).is_err());
+    }
+}

@@ -1,0 +1,142 @@
+//! One parser for `/proc/PID/stat` (and the `Tgid:` of `/proc/PID/status`),
+//! shared by the /proc fallback and the `pidmap` CLI.
+
+use crate::pid::Pid;
+
+/// The fields of a `/proc/PID/stat` line this crate uses.
+///
+/// The name (`comm`) may hold any byte but NUL, `)` and newlines included:
+/// it is taken between the first `(` and the **last** `)`, as procps does.
+///
+/// ```
+/// use pidmap::Stat;
+/// let s = Stat::parse(b"77 (evil\nname) Z 1) S 1 77 77 0 -1 4194560 0 0\n").unwrap();
+/// assert_eq!(s.comm, b"evil\nname) Z 1");
+/// assert_eq!((s.state, s.ppid), (b'S', 1));
+/// assert!(!s.is_kernel_thread());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stat<'a> {
+    /// Field 1, the id.
+    pub pid: i32,
+    /// Field 2, the name without its parentheses (raw bytes).
+    pub comm: &'a [u8],
+    /// Field 3, the state letter (`R`, `S`, `Z`, ...).
+    pub state: u8,
+    /// Field 4, the parent's thread-group id (0 for pid 1 and kthreadd).
+    pub ppid: i32,
+    /// Field 9, the task flags (`PF_*`).
+    pub flags: u64,
+}
+
+impl<'a> Stat<'a> {
+    /// Parse one line; `None` if it is not a stat line.
+    pub fn parse(line: &'a [u8]) -> Option<Stat<'a>> {
+        let open = line.iter().position(|&b| b == b'(')?;
+        let close = line.iter().rposition(|&b| b == b')')?;
+        if close < open {
+            return None;
+        }
+        let pid = parse_i32(line[..open].strip_suffix(b" ")?)?;
+        let comm = &line[open + 1..close];
+        let mut rest = line[close + 1..]
+            .split(|&b| b == b' ' || b == b'\n')
+            .filter(|f| !f.is_empty());
+        let state = *rest.next()?.first()?;
+        let ppid = parse_i32(rest.next()?)?;
+        let flags = std::str::from_utf8(rest.nth(4)?).ok()?.parse().ok()?;
+        Some(Stat {
+            pid,
+            comm,
+            state,
+            ppid,
+            flags,
+        })
+    }
+
+    /// `PF_KTHREAD` is set in the flags.
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & u64::from(libc::PF_KTHREAD.unsigned_abs()) != 0
+    }
+
+    /// A zombie (`Z`) or dead (`X`) task: it has no fd table any more.
+    pub fn is_zombie(&self) -> bool {
+        matches!(self.state, b'Z' | b'X')
+    }
+}
+
+/// The `Tgid:` line of a `/proc/PID/status` file: the thread group a task
+/// belongs to.
+///
+/// ```
+/// let s = b"Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t42\nNgid:\t0\n";
+/// assert_eq!(pidmap::status_tgid(s).map(|p| p.as_raw()), Some(42));
+/// ```
+pub fn status_tgid(status: &[u8]) -> Option<Pid> {
+    status
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"Tgid:"))
+        .and_then(|v| parse_i32(trim(v)))
+        .and_then(Pid::new)
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = s {
+        if !first.is_ascii_whitespace() {
+            break;
+        }
+        s = rest;
+    }
+    while let [rest @ .., last] = s {
+        if !last.is_ascii_whitespace() {
+            break;
+        }
+        s = rest;
+    }
+    s
+}
+
+fn parse_i32(s: &[u8]) -> Option<i32> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kthreadd_and_odd_names() {
+        let line = b"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0\n";
+        let s = Stat::parse(line).unwrap();
+        assert_eq!(
+            (s.pid, s.comm, s.state, s.ppid, s.flags),
+            (2, &b"kthreadd"[..], b'S', 0, 2129984)
+        );
+        assert!(s.is_kernel_thread());
+        let odd = b"77 (a) b) (c) Z 5 0 0 0 -1 4194560 0\n";
+        let s = Stat::parse(odd).unwrap();
+        assert_eq!(
+            (s.comm, s.state, s.ppid, s.flags),
+            (&b"a) b) (c"[..], b'Z', 5, 4194560)
+        );
+        assert!(s.is_zombie() && !s.is_kernel_thread());
+        assert!(Stat::parse(b"garbage").is_none());
+        assert!(Stat::parse(b"1 (x) S").is_none());
+        assert!(Stat::parse(b"1 )x( S 0 0 0 0 0 0").is_none());
+        assert_eq!(status_tgid(b"Tgid:\tabc\n"), None);
+        assert_eq!(status_tgid(b"Pid:\t3\n"), None);
+    }
+
+    #[test]
+    fn agrees_with_our_own_stat() {
+        let text = std::fs::read("/proc/self/stat").unwrap();
+        let s = Stat::parse(&text).unwrap();
+        assert_eq!(s.pid, Pid::this_process().as_raw());
+        // SAFETY: getppid has no preconditions.
+        assert_eq!(s.ppid, unsafe { libc::getppid() });
+        assert!(!s.is_kernel_thread());
+        let status = std::fs::read("/proc/thread-self/status").unwrap();
+        assert_eq!(status_tgid(&status), Some(Pid::this_process()));
+    }
+}

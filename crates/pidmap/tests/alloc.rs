@@ -1,0 +1,62 @@
+//! Allocation behaviour of a warmed handle, counted by a global allocator:
+//! `iter()` borrows the handle (no new 64 KiB getdents buffer per call),
+//! and `fill()` into a large enough `Vec` allocates nothing.
+
+#![cfg(feature = "fallback")]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pidmap::{Backend, Pidmap, Query, Target};
+
+struct Counting;
+
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn measure<R>(f: impl FnOnce() -> R) -> (R, usize, usize) {
+    let (b, c) = (BYTES.load(Ordering::SeqCst), CALLS.load(Ordering::SeqCst));
+    let r = f();
+    (
+        r,
+        BYTES.load(Ordering::SeqCst) - b,
+        CALLS.load(Ordering::SeqCst) - c,
+    )
+}
+
+/// One test only: the counters are process-wide.
+#[test]
+fn warmed_handles_do_not_reallocate() {
+    for backend in [Backend::Procfs, Backend::Auto] {
+        let mut pm = Pidmap::with_backend(backend).unwrap();
+        let mut v = Vec::with_capacity(1 << 16);
+        pm.fill(Query::processes(), &mut v).unwrap();
+        pm.fill(Query::threads(Target::Caller), &mut v).unwrap();
+        let ((), bytes, calls) = measure(|| {
+            pm.fill(Query::processes(), &mut v).unwrap();
+            pm.fill(Query::threads(Target::Caller), &mut v).unwrap();
+        });
+        assert_eq!((bytes, calls), (0, 0), "{backend}: fill allocated");
+        let (n, bytes, _) = measure(|| pm.iter(Query::threads(Target::Caller)).count());
+        assert!(n >= 1);
+        // The iterator's own id buffer only: far below a 64 KiB dirent buffer.
+        assert!(bytes < 4096, "{backend}: iter allocated {bytes} bytes");
+    }
+}
