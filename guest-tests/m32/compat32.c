@@ -246,6 +246,7 @@ static void errno_rows(pid_t root_child)
 
 	/* EFAULT: the request, or a buffer with no writable slot. */
 	EXPECT_ERR(EFAULT, sys_pidmap(NULL, ids, 64, PIDMAP_PROC));
+	*(uint32_t *)(pg + PAGE - 8) = 16;	/* size read, the rest faults */
 	EXPECT_ERR(EFAULT, sys_fdmap(pg + PAGE - 8, ids, 64, 0));
 	EXPECT_ERR(EFAULT, sys_pidmap(pg + PAGE, ids, 64, PIDMAP_PROC));
 	EXPECT_ERR(EFAULT, pidmap_at(0, 0, NULL, 64, PIDMAP_PROC));
