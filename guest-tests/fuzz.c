@@ -467,8 +467,15 @@ static void pick_request(struct call *c)
 		return;
 	}
 	if (c->rc == R_UNMAPPED) {
-		/* The hole, or the last 8 bytes before a guard page. */
-		c->req = below(2) ? (void *)env.hole : env.reqbuf + 2 * PAGE - 8;
+		/* The hole, or 8 bytes before a guard page: size 16 is read, the rest faults. */
+		if (below(2)) {
+			c->req = env.hole;
+		} else {
+			uint32_t sz = 16;
+
+			c->req = env.reqbuf + 2 * PAGE - 8;
+			memcpy(c->req, &sz, sizeof(sz));
+		}
 		return;
 	}
 	/* Placed so the bytes the kernel may read end at or before the guard. */

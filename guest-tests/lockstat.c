@@ -68,6 +68,8 @@ static pid_t spawn_parent(int n, int ready)
 		unsigned char *stacks;
 		int i;
 
+		/* If we are killed (the suite's timeout), everything goes. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		stacks = mmap(NULL, (size_t)n * STACK, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (stacks == MAP_FAILED)
@@ -104,20 +106,6 @@ static long list_children(pid_t pid)
 		total += r;
 		start = buf[r - 1] + 1;
 	}
-}
-
-/* How many processes PIDMAP_PROC lists. */
-static long list_procs(void)
-{
-	struct pt_enum_stats st = { 0 };
-	struct pt_ids ids = { 0 };
-	long n;
-
-	if (pt_enumerate(0, 0, PIDMAP_PROC, 256, &ids, &st))
-		return -1;
-	n = (long)ids.n;
-	pt_ids_free(&ids);
-	return n;
 }
 
 /* tasklist_lock's read hold-time max in µs since the last reset; -1 if none. */
@@ -221,8 +209,9 @@ int main(void)
 	double fork_idle[TRIALS], fork_loaded[TRIALS];
 	int ready[2], go[2], answer[2], t, have_lockstat, failed = 0;
 	pid_t big, small, fk;
-	double t0, list_secs = 0;
-	long n, procs_before;
+	double t0, list_secs = 0, start = pt_now();
+	int listings = 0;
+	long n;
 	char c;
 
 	pt_name = "lockstat";
@@ -239,11 +228,10 @@ int main(void)
 	}
 	if (have_lockstat && write_str("/proc/sys/kernel/lock_stat", "1"))
 		pt_die("enable lock_stat");
-	prctl(PR_SET_CHILD_SUBREAPER, 0);
-	if (pipe(ready) || pipe(go) || pipe(answer))
-		pt_die("pipe");
+	/* Orphaned children come back to us, to be reaped at the end. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(ready))
+		pt_die("prctl/pipe");
 
-	procs_before = list_procs();
 	t0 = pt_now();
 	big = spawn_parent(nbig, ready[1]);
 	if (read(ready[0], &c, 1) != 1)
@@ -253,16 +241,22 @@ int main(void)
 		pt_die("the %d-child parent did not start", SMALL);
 	printf("lockstat: %d + %d children in %.1f s\n", nbig, SMALL, pt_now() - t0);
 	fflush(stdout);
+	t0 = pt_now();
 	n = list_children(big);
+	printf("lockstat: one listing of %ld children in %.3f s\n", n, pt_now() - t0);
 	if (n != nbig || list_children(small) != SMALL) {
 		pt_err("CHILDREN lists %ld of %d children", n, nbig);
 		failed = 1;
 	}
 
+	/* After the parents: their children must not hold the forker's pipes. */
+	if (pipe(go) || pipe(answer))
+		pt_die("pipe");
 	fk = fork();
 	if (fk < 0)
 		pt_die("fork");
 	if (fk == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		close(answer[0]);
 		forker(go[0], answer[1]);
@@ -292,6 +286,8 @@ int main(void)
 			hold_big[t] = hold_small[t] = hold_idle[t] = -1;
 		}
 
+		printf("lockstat: trial %d: lock phases done at %.1f s\n", t, pt_now() - start);
+		fflush(stdout);
 		/* 2. Fork latency: idle, then while we list the big parent. */
 		if (write(go[1], "i", 1) != 1 ||
 		    read(answer[0], &fork_idle[t], sizeof(double)) != sizeof(double))
@@ -303,6 +299,7 @@ int main(void)
 			fd_set rd;
 
 			list_children(big);
+			listings++;
 			FD_ZERO(&rd);
 			FD_SET(answer[0], &rd);
 			if (select(answer[0] + 1, &rd, NULL, NULL, &tv) == 1)
@@ -310,21 +307,20 @@ int main(void)
 		}
 		if (read(answer[0], &fork_loaded[t], sizeof(double)) != sizeof(double))
 			pt_die("forker (loaded)");
+		printf("lockstat: trial %d: fork phases done at %.1f s (%d listings)\n", t,
+		       pt_now() - start, listings);
+		fflush(stdout);
 	}
 	close(go[1]);
 	waitpid(fk, NULL, 0);
 	kill(big, SIGKILL);
 	kill(small, SIGKILL);
-	waitpid(big, NULL, 0);
-	waitpid(small, NULL, 0);
-	/* Let the children's exits drain before the next test starts. */
-	for (t = 0; t < 600; t++) {
-		long procs = list_procs();
-
-		if (procs >= 0 && procs < procs_before + 16)
-			break;
-		usleep(100000);
-	}
+	/* Reap everything, the orphaned children included (we are their subreaper). */
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	if (errno != ECHILD)
+		pt_die("wait");
+	printf("lockstat: all children reaped at %.1f s\n", pt_now() - start);
 
 	printf("LOCKSTAT: children_big=%d children_small=%d trials=%d clock=%s", nbig, SMALL,
 	       TRIALS, getenv("PIDMAP_GUEST_CLOCK") ? getenv("PIDMAP_GUEST_CLOCK") : "time");

@@ -44,6 +44,8 @@ run_test() {
 	limit=${PIDMAP_TEST_TIMEOUT:-300}
 	# Creating 100k threads alone takes 1.5-4 minutes under TCG.
 	[ "$name" = c/scale ] && limit=900
+	# 20,000 children and lock_stat phases: minutes on the debug kernel.
+	[ "$name" = c/lockstat ] && limit=900
 	timeout "$limit" "$@"
 	rc=$?
 	secs=$(( $(cut -d. -f1 /proc/uptime) - start ))

@@ -32,9 +32,9 @@
 #define __NR_fdmap 1001
 #endif
 
-#ifndef PIDMAP_REQ_SIZE_VER0
 #include <linux/types.h>
 
+#ifndef PIDMAP_REQ_SIZE_VER0
 #define PIDMAP_PROC		0x01u
 #define PIDMAP_ALL_TASKS	0x02u
 #define PIDMAP_TASKS		0x04u
@@ -51,7 +51,9 @@ struct pidmap_req {
 	__s32 procfs_fd;
 };
 #define PIDMAP_REQ_SIZE_VER0 16
+#endif
 
+#ifndef FDMAP_REQ_SIZE_VER0
 #define FDMAP_TARGET_PIDFD	0x01u
 
 struct fdmap_req {

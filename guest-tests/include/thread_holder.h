@@ -56,12 +56,9 @@ static inline long th_mem_available_kib(void)
  * clone() a thread that runs pause() forever on @stack_top.  The child
  * never returns from the asm: it has no valid libc state to return into.
  */
-#define TH_CLONE_FLAGS \
-	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
-
-#if defined(__x86_64__)
 static inline long th_clone_idle_thread(void *stack_top)
 {
+#if defined(__x86_64__)
 	register long r10 asm("r10") = 0;	/* child_tid */
 	register long r8 asm("r8") = 0;		/* tls */
 	long ret;
@@ -75,43 +72,43 @@ static inline long th_clone_idle_thread(void *stack_top)
 		     "jmp 1b\n\t"
 		     "2:\n\t"
 		     : "=a"(ret)
-		     : "0"((long)SYS_clone), "D"((long)TH_CLONE_FLAGS),
+		     : "0"((long)SYS_clone),
+		       "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+				  CLONE_THREAD | CLONE_SYSVSEM)),
 		       "S"(stack_top), "d"(0L), "r"(r10), "r"(r8),
 		       [nr_pause] "i"(SYS_pause)
 		     : "rcx", "r11", "memory", "cc");
 	return ret;
-}
 #elif defined(__aarch64__)
-/* arm64 has no pause(): the child blocks in ppoll(NULL, 0, NULL, NULL, 0). */
-static inline long th_clone_idle_thread(void *stack_top)
-{
-	register long x0 asm("x0") = TH_CLONE_FLAGS;
+	/* arm64 has no pause(): the child sleeps in ppoll(NULL, 0, NULL, NULL). */
+	register long x0 asm("x0") = CLONE_VM | CLONE_FS | CLONE_FILES |
+				     CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
 	register long x1 asm("x1") = (long)stack_top;
-	register long x2 asm("x2") = 0;	/* parent_tid */
-	register long x3 asm("x3") = 0;	/* tls */
-	register long x4 asm("x4") = 0;	/* child_tid */
+	register long x2 asm("x2") = 0;		/* parent_tid */
+	register long x3 asm("x3") = 0;		/* tls */
+	register long x4 asm("x4") = 0;		/* child_tid */
 	register long x8 asm("x8") = SYS_clone;
 
 	asm volatile("svc #0\n\t"
 		     "cbnz x0, 2f\n\t"
 		     "1:\n\t"
-		     "mov x0, #0\n\t"
-		     "mov x1, #0\n\t"
-		     "mov x2, #0\n\t"
-		     "mov x3, #0\n\t"
-		     "mov x4, #0\n\t"
-		     "mov x8, #%[nr_ppoll]\n\t"
+		     "mov x0, xzr\n\t"
+		     "mov x1, xzr\n\t"
+		     "mov x2, xzr\n\t"
+		     "mov x3, xzr\n\t"
+		     "mov x8, %[nr_ppoll]\n\t"
 		     "svc #0\n\t"
 		     "b 1b\n\t"
 		     "2:\n\t"
-		     : "+r"(x0), "+r"(x8)
-		     : "r"(x1), "r"(x2), "r"(x3), "r"(x4), [nr_ppoll] "i"(SYS_ppoll)
+		     : "+r"(x0)
+		     : "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x8),
+		       [nr_ppoll] "i"(SYS_ppoll)
 		     : "memory", "cc");
 	return x0;
-}
 #else
-#error "th_clone_idle_thread: x86_64 and arm64 only"
+#error "thread_holder.h: no raw clone for this architecture"
 #endif
+}
 
 /*
  * The holder's body: clone up to @want threads, stopping early when clone()

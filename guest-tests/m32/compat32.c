@@ -140,6 +140,9 @@ static void guard_pages(void)
 
 	if (!ref)
 		pt_die("malloc");
+	/* More fds than the guard tests take. */
+	if (dup2(0, 10) != 10 || dup2(0, 11) != 11 || dup2(0, 12) != 12)
+		pt_die("dup2");
 	for (is_fdmap = 0; is_fdmap < 2; is_fdmap++) {
 		unsigned int flags = is_fdmap ? 0 : PIDMAP_ALL_TASKS;
 
@@ -186,9 +189,12 @@ static void errno_rows(pid_t root_child)
 	if (pg == MAP_FAILED || mprotect(pg + PAGE, PAGE, PROT_NONE))
 		pt_die("mmap");
 	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	closed = dup(root);
-	close(closed);
+	/* Open, and neither procfs nor a pidfd (O_PATH fds are EBADF to fdget). */
+	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A number no fd uses, now or later in this function. */
+	closed = 900;
+	if (fcntl(closed, F_GETFD) != -1)
+		pt_die("fd 900 is open");
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	gone = fork();
 	if (gone == 0)
@@ -246,6 +252,7 @@ static void errno_rows(pid_t root_child)
 
 	/* EFAULT: the request, or a buffer with no writable slot. */
 	EXPECT_ERR(EFAULT, sys_pidmap(NULL, ids, 64, PIDMAP_PROC));
+	*(uint32_t *)(pg + PAGE - 8) = 16;	/* size read, the rest faults */
 	EXPECT_ERR(EFAULT, sys_fdmap(pg + PAGE - 8, ids, 64, 0));
 	EXPECT_ERR(EFAULT, sys_pidmap(pg + PAGE, ids, 64, PIDMAP_PROC));
 	EXPECT_ERR(EFAULT, pidmap_at(0, 0, NULL, 64, PIDMAP_PROC));
