@@ -58,6 +58,7 @@ static inline long th_mem_available_kib(void)
  */
 static inline long th_clone_idle_thread(void *stack_top)
 {
+#if defined(__x86_64__)
 	register long r10 asm("r10") = 0;	/* child_tid */
 	register long r8 asm("r8") = 0;		/* tls */
 	long ret;
@@ -78,6 +79,35 @@ static inline long th_clone_idle_thread(void *stack_top)
 		       [nr_pause] "i"(SYS_pause)
 		     : "rcx", "r11", "memory", "cc");
 	return ret;
+#elif defined(__aarch64__)
+	/* arm64 has no pause(): the child sleeps in ppoll(NULL, 0, NULL, NULL). */
+	register long x0 asm("x0") = CLONE_VM | CLONE_FS | CLONE_FILES |
+				     CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
+	register long x1 asm("x1") = (long)stack_top;
+	register long x2 asm("x2") = 0;		/* parent_tid */
+	register long x3 asm("x3") = 0;		/* tls */
+	register long x4 asm("x4") = 0;		/* child_tid */
+	register long x8 asm("x8") = SYS_clone;
+
+	asm volatile("svc #0\n\t"
+		     "cbnz x0, 2f\n\t"
+		     "1:\n\t"
+		     "mov x0, xzr\n\t"
+		     "mov x1, xzr\n\t"
+		     "mov x2, xzr\n\t"
+		     "mov x3, xzr\n\t"
+		     "mov x8, %[nr_ppoll]\n\t"
+		     "svc #0\n\t"
+		     "b 1b\n\t"
+		     "2:\n\t"
+		     : "+r"(x0)
+		     : "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x8),
+		       [nr_ppoll] "i"(SYS_ppoll)
+		     : "memory", "cc");
+	return x0;
+#else
+#error "thread_holder.h: no raw clone for this architecture"
+#endif
 }
 
 /*
@@ -122,7 +152,7 @@ th_holder_main(long want, long mem_floor_kib, double budget_s, int report_fd)
 	if (write(report_fd, &i, sizeof(i)) != sizeof(i))
 		_exit(5);
 	for (;;)
-		syscall(SYS_pause);
+		pause();
 }
 
 /*

@@ -33,9 +33,10 @@ pub const SUITES: &[&str] = &["proc", "pidfd", "clone3", "pid_namespace"];
 /// series, with that reason. Printed by every run.
 pub const KNOWN: &[(&str, &str)] = &[(
     "clone3/clone3_cap_checkpoint_restore",
-    "the test sets CAP_CHECKPOINT_RESTORE by writing into its own copy of \
-     libcap's private cap_t layout, which Debian 12's libcap 2.66 no longer \
-     has; cap_set_proc() then fails with EPERM before clone3 is called",
+    "the test sets CAP_CHECKPOINT_RESTORE by writing through its own copy of \
+     libcap's private cap_t layout; Debian 12's libcap 2.66 has an extra \
+     leading field, so the bit lands in another set and cap_set_proc() fails \
+     with EPERM before clone3() is called",
 )];
 
 /// Per-program time limit in the guest. The slowest programs fork in a
