@@ -31,11 +31,24 @@ pub const SUITES: &[&str] = &["proc", "pidfd", "clone3", "pid_namespace"];
 
 /// Programs that do not pass on either kernel, for a reason outside the
 /// series, with that reason. Printed by every run.
-pub const KNOWN: &[(&str, &str)] = &[];
+pub const KNOWN: &[(&str, &str)] = &[(
+    "clone3/clone3_cap_checkpoint_restore",
+    "the test sets CAP_CHECKPOINT_RESTORE by writing through its own copy of \
+     libcap's private cap_t layout; Debian 12's libcap 2.66 has an extra \
+     leading field, so the bit lands in another set and cap_set_proc() fails \
+     with EPERM before clone3() is called",
+)];
 
-/// Per-program time limit in the guest (the suite's slowest program takes
-/// well under a minute under TCG).
-const TEST_TIMEOUT_SECS: u32 = 120;
+/// Per-program time limit in the guest. The slowest programs fork in a
+/// loop (pidfd_poll_test 10,000 times, pidfd_test once around the pid
+/// space): over 2 minutes each under TCG on a loaded 2-core host.
+const TEST_TIMEOUT_SECS: u32 = 600;
+
+/// pid_max for these boots. pidfd_test's recycled-pid case skips above
+/// 32768 and forks once per pid of the whole space to come back to the
+/// same number; 4096 keeps the case and its wrap-around at an eighth of the
+/// forks (`pid_max` may go as low as 301).
+const PID_MAX: u32 = 4096;
 
 #[derive(Args, Clone)]
 pub struct UpstreamArgs {
@@ -151,8 +164,7 @@ fn payload(stage: &Stage, programs: &[(String, PathBuf)]) -> Result<()> {
     for (name, path) in programs {
         stage.add_file(path, &format!("tests/upstream/{name}"))?;
     }
-    // Upstream's usual pid_max (pidfd_test's recycling case skips above it).
-    stage.set_env("PIDMAP_PID_MAX", "32768")?;
+    stage.set_env("PIDMAP_PID_MAX", &PID_MAX.to_string())?;
     stage.set_env("PIDMAP_TEST_TIMEOUT", &TEST_TIMEOUT_SECS.to_string())
 }
 
