@@ -15,6 +15,7 @@ fn main() {
     // An override, to check a series elsewhere (another worktree).
     println!("cargo:rerun-if-env-changed=PIDMAP_KERNEL_PATCHES");
     let patches = std::env::var_os("PIDMAP_KERNEL_PATCHES")
+        .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("kernel-patches"));
     println!("cargo:rerun-if-changed={}", patches.display());

@@ -123,7 +123,7 @@ impl Drop for Parked {
 fn procs_match_proc_and_are_ascending() {
     for extra in [&[][..], &["--no-kthreads"], &["--backend", "procfs"]] {
         let mut ok = false;
-        for _ in 0..50 {
+        for _ in 0..200 {
             let before = proc_ids("/proc");
             let out = pidmap().arg("procs").args(extra).assert().success();
             let after = proc_ids("/proc");

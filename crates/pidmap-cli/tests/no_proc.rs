@@ -119,7 +119,7 @@ fn nothing_is_silently_lost_without_proc() {
     // The syscall lists through the kernel's default view: as root, every
     // process of the namespace, which is what /proc shows us out here.
     let mut ok = false;
-    for _ in 0..50 {
+    for _ in 0..200 {
         let before = proc_ids();
         let plain = without_proc(&["procs"]);
         let long = without_proc(&["procs", "--long"]);

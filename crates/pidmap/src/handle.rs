@@ -293,24 +293,26 @@ impl Pidmap {
         })
     }
 
-    /// An errno from a real call: under [`Backend::Auto`], `ENOSYS` (only a
-    /// filter says it for a call the probe found) and `EPERM` from a
-    /// sandbox (a fresh probe no longer says "available") switch this
-    /// handle to /proc, and `Ok(true)` says to retry there. Otherwise the
-    /// errno becomes the listing's error.
+    /// An errno from a real call: `ENOSYS`, and `EPERM` from a sandbox (a
+    /// fresh probe no longer says "available"), switch an [`Backend::Auto`]
+    /// handle to /proc (`Ok(true)`: retry there) and are
+    /// [`Error::SyscallUnavailable`] for the others. Any other errno is the
+    /// listing's own error.
     fn after_errno(&mut self, what: Enumeration<'_>, errno: i32) -> Result<bool> {
-        let auto = self.detection.requested == Backend::Auto;
-        if matches!(errno, libc::ENOSYS | libc::EPERM) && auto {
+        if matches!(errno, libc::ENOSYS | libc::EPERM) {
+            // ENOSYS: only a filter says it for a call the probe found.
+            // EPERM: a filter, if a fresh probe no longer finds the calls;
+            // else the listing's own EPERM (fds, hidepid=noaccess).
             let now = probe_kernel();
             if errno == libc::ENOSYS || !now.is_available() {
-                if cfg!(not(feature = "fallback")) {
-                    return Err(Error::SyscallUnavailable(now));
-                }
                 let support = if now.is_available() {
                     KernelSupport::Missing
                 } else {
                     now
                 };
+                if self.detection.requested != Backend::Auto || cfg!(not(feature = "fallback")) {
+                    return Err(Error::SyscallUnavailable(support));
+                }
                 self.detection = Detection {
                     requested: Backend::Auto,
                     active: ActiveBackend::Procfs,
@@ -321,10 +323,7 @@ impl Pidmap {
                 return Ok(true);
             }
         }
-        Err(match errno {
-            libc::ENOSYS => Error::SyscallUnavailable(KernelSupport::Missing),
-            e => Error::from_errno(e, what.what(), what.target_id()),
-        })
+        Err(Error::from_errno(errno, what.what(), what.target_id()))
     }
 
     /// One chunk of `what` into `buf`, with the syscall's cursor semantics.

@@ -379,7 +379,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "K2 is rewriting the uapi header for v2 on branch abi: un-ignore once it is merged"]
     fn abi_matches_the_uapi_header_of_the_series() {
         check(
             FROM_PATCH,

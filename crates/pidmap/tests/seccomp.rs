@@ -347,6 +347,7 @@ fn sandboxed_later_child() -> Result<bool, String> {
     }
     let mut pm = Pidmap::with_backend(Backend::Auto).map_err(|e| format!("Auto: {e}"))?;
     let mut threads = Pidmap::with_backend(Backend::Auto).map_err(|e| format!("Auto: {e}"))?;
+    let mut forced = Pidmap::with_backend(Backend::Syscall).map_err(|e| format!("Syscall: {e}"))?;
     if pm.active() != ActiveBackend::Syscall {
         return Err(format!("should start on the syscalls: {}", pm.detection()));
     }
@@ -360,6 +361,24 @@ fn sandboxed_later_child() -> Result<bool, String> {
         || !d.switched_after_call
     {
         return Err(format!("EPERM from a later sandbox did not switch: {d}"));
+    }
+    // A forced syscall handle does not switch, and says why: blocked (not
+    // "permission denied for the caller"), whatever the listing.
+    match forced.fill(Query::processes(), &mut Vec::new()) {
+        Err(e @ Error::SyscallUnavailable(KernelSupport::Blocked)) => {
+            if !e.to_string().contains("seccomp") {
+                return Err(format!("unclear: {e}"));
+            }
+        }
+        other => return Err(format!("forced handle, processes: {other:?}")),
+    }
+    for r in [
+        forced.fill(Query::threads(Target::Caller), &mut Vec::new()),
+        forced.fill_fds(Target::Caller, &mut Vec::new()),
+    ] {
+        if !matches!(r, Err(Error::SyscallUnavailable(KernelSupport::Blocked))) {
+            return Err(format!("forced handle, threads/fds: {r:?}"));
+        }
     }
     // Every listing works and says the truth: threads of ourselves.
     let mut v = Vec::new();
