@@ -108,11 +108,17 @@ static long list_children(pid_t pid)
 	}
 }
 
-/* tasklist_lock's read hold-time max in µs since the last reset; -1 if none. */
-static double read_hold_max(void)
+/*
+ * tasklist_lock's read hold-time max in µs since the last reset, and in
+ * *@acq its read acquisitions; both 0 when lock_stat has no "-R" line for
+ * it (no reader since the reset).
+ */
+static double read_hold_max(double *acq)
 {
 	char line[512];
 	double v = 0;
+
+	*acq = 0;
 	FILE *f = fopen("/proc/lock_stat", "re");
 
 	if (!f)
@@ -127,6 +133,7 @@ static double read_hold_max(void)
 			   &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7], &x[8], &x[9]) == 11 &&
 		    !strcmp(name, "tasklist_lock-R:")) {
 			v = x[9];
+			*acq = x[7];
 			break;
 		}
 	}
@@ -206,6 +213,7 @@ int main(void)
 {
 	int nbig = pt_env_int("PIDMAP_LOCKSTAT_CHILDREN", 20000);
 	double hold_big[TRIALS], hold_small[TRIALS], hold_idle[TRIALS];
+	double acq_big[TRIALS], acq_small[TRIALS], acq_idle[TRIALS];
 	double fork_idle[TRIALS], fork_loaded[TRIALS];
 	int ready[2], go[2], answer[2], t, have_lockstat, failed = 0;
 	pid_t big, small, fk;
@@ -274,16 +282,17 @@ int main(void)
 			list_children(big);
 			list_children(big);
 			list_secs = pt_now() - t0;
-			hold_big[t] = read_hold_max();
+			hold_big[t] = read_hold_max(&acq_big[t]);
 			write_str("/proc/lock_stat", "0");
 			for (end = pt_now() + list_secs; pt_now() < end;)
 				list_children(small);
-			hold_small[t] = read_hold_max();
+			hold_small[t] = read_hold_max(&acq_small[t]);
 			write_str("/proc/lock_stat", "0");
 			usleep((useconds_t)(list_secs * 1e6));
-			hold_idle[t] = read_hold_max();
+			hold_idle[t] = read_hold_max(&acq_idle[t]);
 		} else {
 			hold_big[t] = hold_small[t] = hold_idle[t] = -1;
+			acq_big[t] = acq_small[t] = acq_idle[t] = -1;
 		}
 
 		printf("lockstat: trial %d: lock phases done at %.1f s\n", t, pt_now() - start);
@@ -327,6 +336,9 @@ int main(void)
 	print_list("hold_max_us_big", hold_big);
 	print_list("hold_max_us_small", hold_small);
 	print_list("hold_max_us_idle", hold_idle);
+	print_list("read_acquisitions_big", acq_big);
+	print_list("read_acquisitions_small", acq_small);
+	print_list("read_acquisitions_idle", acq_idle);
 	print_list("fork_max_us_idle", fork_idle);
 	print_list("fork_max_us_loaded", fork_loaded);
 	printf("\n");

@@ -40,12 +40,16 @@ static struct {
 static int release[2];
 static int proc_fd = -1;	/* O_PATH fd of our hidepid=off /proc */
 
-static enum outcome classify(int e)
+/*
+ * fdmap refuses with EPERM, as kcmp(2) and pidfd_getfd(2) do (EACCES was
+ * v1's answer and counts as "other"); opendir(/proc/PID/fd) refuses with
+ * EACCES.
+ */
+static enum outcome classify(int e, int is_proc)
 {
 	if (e == 0)
 		return OK;
-	/* EPERM, as kcmp(2) and pidfd_getfd(2) say; EACCES is v1's answer. */
-	if (e == EPERM)
+	if (e == (is_proc ? EACCES : EPERM))
 		return DENIED;
 	if (e == ESRCH || e == ENOENT)
 		return GONE;
@@ -80,8 +84,8 @@ static void fd_case(const char *name, pid_t pid, pid_t procpid, enum outcome wan
 	fe = fdmap_all(pid, &got);
 	snprintf(path, sizeof(path), "/proc/%d/fd", procpid);
 	pe = pt_readdir_ids(path, &ref);
-	f = classify(fe);
-	p = classify(pe);
+	f = classify(fe, 0);
+	p = classify(pe, 1);
 	agree = f == p;
 
 	res->cases++;
