@@ -452,14 +452,19 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
                 &kernel.headers(),
             )
         })?;
-        let c32 = timed("building the i386 compat tests static", || {
-            add_c32_programs(
-                stage,
-                &workspace_root().join("guest-tests/m32"),
-                "tests/c",
-                &kernel.headers(),
-            )
-        })?;
+        // The compat (-m32) tests need an x86_64 kernel with IA32_EMULATION.
+        let c32 = if kernel.arch == Arch::X86_64 {
+            timed("building the i386 compat tests static", || {
+                add_c32_programs(
+                    stage,
+                    &workspace_root().join("guest-tests/m32"),
+                    "tests/c",
+                    &kernel.headers(),
+                )
+            })?
+        } else {
+            0
+        };
         let c = c + c32;
         (c, add_kselftests(stage, kernel)?)
     } else {
