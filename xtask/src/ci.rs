@@ -97,6 +97,19 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             }),
         ),
         ("cargo test", Box::new(|| cargo(&["test", "--workspace"]))),
+        (
+            "cargo test (pidmap, syscall-only build)",
+            Box::new(|| {
+                cargo(&[
+                    "test",
+                    "-p",
+                    "pidmap",
+                    "--no-default-features",
+                    "--lib",
+                    "--tests",
+                ])
+            }),
+        ),
         ("man pages (groff -ww)", Box::new(lint_man_pages)),
     ];
     if !args.host_only {
