@@ -46,6 +46,10 @@ const GUEST: &[Requirement] = &[
     req("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
     req("/usr/bin/cpio", "cpio"),
     req("/bin/busybox", "busybox-static"),
+    // The i386 compat tests (guest-tests/m32) are built with the i686 cross
+    // compiler: gcc-multilib conflicts with gcc-aarch64-linux-gnu.
+    req("/usr/bin/i686-linux-gnu-gcc", "gcc-i686-linux-gnu"),
+    req("/usr/i686-linux-gnu/lib/libc.a", "libc6-dev-i386-cross"),
 ];
 
 /// What an arm64 guest needs on top: the cross compiler, its static libc,
