@@ -440,11 +440,21 @@ fn open_errors_keep_their_errno() {
 #[test]
 fn caller_fds_are_the_calling_threads_table() {
     let r = std::thread::spawn(|| {
-        // SAFETY: unshare of this thread's fd table; pipe2 into a local array.
+        // Other tests run in parallel and open fds in the process's table,
+        // so the pipe moves to numbers none of them reaches (>= 700): a
+        // listing of the process's table then names them only if it read
+        // this thread's table by mistake.
+        // SAFETY: unshare of this thread's fd table; pipe2 into a local
+        // array; the low ends are closed once duplicated.
         let (rc, p) = unsafe {
             let rc = libc::unshare(libc::CLONE_FILES);
-            let mut p = [0; 2];
-            assert_eq!(libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            let mut low = [0; 2];
+            assert_eq!(libc::pipe2(low.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            let p = low.map(|fd| libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 700));
+            assert!(p.iter().all(|&fd| fd >= 700), "F_DUPFD_CLOEXEC: {p:?}");
+            for fd in low {
+                libc::close(fd);
+            }
             (rc, p)
         };
         assert_eq!(rc, 0, "unshare(CLONE_FILES)");
@@ -475,8 +485,8 @@ fn caller_fds_are_the_calling_threads_table() {
     );
     // The leader's table was copied before the pipe existed.
     assert!(
-        !process.contains(&p[1]) || !process.contains(&p[0]),
-        "{process:?}"
+        !process.contains(&p[0]) && !process.contains(&p[1]),
+        "the process's table {process:?} lists this thread's pipe {p:?}"
     );
 }
 
