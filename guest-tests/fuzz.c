@@ -439,6 +439,8 @@ static void pick_target(struct call *c)
 /* The request struct: its size, its tail, the fields that must be 0, its address. */
 static void pick_request(struct call *c)
 {
+	/* The struct this kernel knows: a non-zero byte beyond it is E2BIG. */
+	unsigned int known = c->is_fdmap ? FDMAP_REQ_SIZE_VER0 : PIDMAP_REQ_SIZE_VER1;
 	unsigned char *r;
 	unsigned int room;
 
@@ -448,7 +450,7 @@ static void pick_request(struct call *c)
 	switch (c->rc) {
 	case R_SHORT: c->size = below(16); break;
 	case R_LONG_ZERO:
-	case R_LONG_NONZERO: c->size = 17 + below(PAGE - 16); break;
+	case R_LONG_NONZERO: c->size = known + 1 + below(PAGE - known); break;
 	case R_HUGE: c->size = below(2) ? UINT_MAX : PAGE + 1 + below(1u << 20); break;
 	case R_FIELD:
 		if (c->is_fdmap) {
@@ -498,7 +500,7 @@ static void pick_request(struct call *c)
 		memcpy(r, &q, 16);
 	}
 	if (c->rc == R_LONG_NONZERO)
-		r[16 + below(c->size - 16)] = (unsigned char)(1 + below(255));
+		r[known + below(c->size - known)] = (unsigned char)(1 + below(255));
 	c->req = r;
 }
 

@@ -34,7 +34,7 @@
 
 #include <linux/types.h>
 
-#ifndef PIDMAP_REQ_SIZE_VER0
+#ifndef PIDMAP_REQ_SIZE_VER1
 #define PIDMAP_PROC		0x01u
 #define PIDMAP_ALL_TASKS	0x02u
 #define PIDMAP_TASKS		0x04u
@@ -43,15 +43,55 @@
 #define PIDMAP_IGNORE_KTHREADS	0x100u
 #define PIDMAP_TARGET_PIDFD	0x200u
 #define PIDMAP_PROCFS		0x400u
+#define PIDMAP_INFO		0x800u
 
 struct pidmap_req {
 	__u32 size;
 	__s32 start;
 	__s32 target;
 	__s32 procfs_fd;
+	__u32 info_size;
+	__u32 __reserved;
+	__u64 info_mask;
 };
 #define PIDMAP_REQ_SIZE_VER0 16
+#define PIDMAP_REQ_SIZE_VER1 32
+
+#define PIDMAP_INFO_TGID	(1ULL << 0)
+#define PIDMAP_INFO_PPID	(1ULL << 1)
+#define PIDMAP_INFO_STATE	(1ULL << 2)
+#define PIDMAP_INFO_CPUTIME	(1ULL << 3)
+#define PIDMAP_INFO_START_TIME	(1ULL << 4)
+#define PIDMAP_INFO_RSS		(1ULL << 5)
+#define PIDMAP_INFO_COMM	(1ULL << 6)
+#define PIDMAP_INFO_UID		(1ULL << 7)
+#define PIDMAP_INFO_FLAGS	(1ULL << 8)
+#define PIDMAP_INFO_NICE	(1ULL << 9)
+#define PIDMAP_INFO_NUM_THREADS	(1ULL << 10)
+
+struct pidmap_info {
+	__u64 mask;
+	__s32 tid;
+	__s32 tgid;
+	__s32 ppid;
+	__u32 ruid;
+	__u32 euid;
+	__s32 nice;
+	__u32 num_threads;
+	__u32 flags;
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 start_time_ns;
+	__u64 rss_pages;
+	char comm[16];
+	__u8 state;
+	__u8 __reserved[7];
+};
+#define PIDMAP_INFO_SIZE_VER0 96
 #endif
+
+/* Every field docs/ABI.md defines for PIDMAP_INFO (v2). */
+#define PIDMAP_INFO_ALL_V2	((PIDMAP_INFO_NUM_THREADS << 1) - 1)
 
 #ifndef FDMAP_REQ_SIZE_VER0
 #define FDMAP_TARGET_PIDFD	0x01u
@@ -65,7 +105,8 @@ struct fdmap_req {
 #define FDMAP_REQ_SIZE_VER0 16
 #endif
 
-_Static_assert(sizeof(struct pidmap_req) == PIDMAP_REQ_SIZE_VER0, "pidmap_req layout");
+_Static_assert(sizeof(struct pidmap_req) == PIDMAP_REQ_SIZE_VER1, "pidmap_req layout");
+_Static_assert(sizeof(struct pidmap_info) == PIDMAP_INFO_SIZE_VER0, "pidmap_info layout");
 _Static_assert(sizeof(struct fdmap_req) == FDMAP_REQ_SIZE_VER0, "fdmap_req layout");
 
 /*
@@ -108,6 +149,27 @@ static inline long pidmap_at(int target, int start, int *ids, unsigned int count
 			     unsigned int flags)
 {
 	return pidmap_view(0, target, start, ids, count, flags);
+}
+
+/*
+ * pidmap with PIDMAP_INFO: up to @count records of @info_size bytes into
+ * @recs, the fields of @mask, through the view of @procfs_fd when @flags
+ * has PIDMAP_PROCFS.
+ */
+static inline long pidmap_info_view(int procfs_fd, int target, int start, void *recs,
+				    unsigned int count, unsigned int flags,
+				    unsigned int info_size, __u64 mask)
+{
+	struct pidmap_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.start = start;
+	req.target = target;
+	req.procfs_fd = (flags & PIDMAP_PROCFS) ? procfs_fd : 0;
+	req.info_size = info_size;
+	req.info_mask = mask;
+	return sys_pidmap(&req, (int *)recs, count, flags | PIDMAP_INFO);
 }
 
 /* fdmap of @target (a pid, 0 for the caller, or a pidfd with FDMAP_TARGET_PIDFD). */

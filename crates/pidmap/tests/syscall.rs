@@ -368,12 +368,13 @@ fn raw_v2_abi_errors() {
         Some(libc::EINVAL),
         "pidfd with PROC"
     );
-    // A longer struct: zero tail accepted, non-zero tail E2BIG.
+    // A longer struct than the kernel's 32 bytes (PIDMAP_REQ_SIZE_VER1):
+    // zero tail accepted, non-zero tail E2BIG.
     let mut long = bytes(&ok);
-    long[0..4].copy_from_slice(&24u32.to_ne_bytes());
-    long.extend_from_slice(&[0; 8]);
+    long[0..4].copy_from_slice(&40u32.to_ne_bytes());
+    long.extend_from_slice(&[0; 24]);
     assert!(raw(1000, &long, &mut b, PROC).is_ok(), "zero tail");
-    long[20] = 1;
+    long[36] = 1;
     assert_eq!(
         e(raw(1000, &long, &mut b, PROC)),
         Some(libc::E2BIG),
