@@ -18,6 +18,9 @@
  *     "--exec-worker", which re-enters main() as a short-lived worker that
  *     does the same again (de_thread: the exec'ing thread takes over the
  *     leader's pid), until told to stop.
+ * Every fourth pidmap enumeration on average lists PIDMAP_INFO records
+ * (every field) instead of ids, so records are gathered while their tasks
+ * exit, exec and change under them.
  * Checks per enumeration: strictly ascending across calls (so no duplicate),
  * every "stable" id (a task or fd alive for the whole run) present, no
  * call returning more than asked, no unexpected error.  Kernel splats are
@@ -536,6 +539,9 @@ static void *pidmap_checker(void *arg)
 	while (pt_now() < deadline) {
 		unsigned int chunk = pick_chunk(n);
 		unsigned int ik = (n & 1) ? PIDMAP_IGNORE_KTHREADS : 0;
+
+		/* Records instead of ids, in every mode (the modes cycle 0..6). */
+		unsigned int info = ((n / 14) & 3) == 1 ? PIDMAP_INFO : 0;
 		int mode = (int)((n >> 1) % 7);
 		int tg[1];
 		const char *what;
@@ -545,7 +551,7 @@ static void *pidmap_checker(void *arg)
 		case 0:
 		case 1:
 			what = mode ? "ALL_TASKS" : "PROC";
-			if (run_enum(s, 0, 0, (mode ? PIDMAP_ALL_TASKS : PIDMAP_PROC) | ik,
+			if (run_enum(s, 0, 0, (mode ? PIDMAP_ALL_TASKS : PIDMAP_PROC) | ik | info,
 				     chunk, &got, what))
 				break;
 			/*
@@ -574,7 +580,7 @@ static void *pidmap_checker(void *arg)
 			}
 			break;
 		case 2:
-			if (run_enum(s, 0, sh->target_pid, PIDMAP_TASKS | ik, chunk, &got,
+			if (run_enum(s, 0, sh->target_pid, PIDMAP_TASKS | ik | info, chunk, &got,
 				     "TASKS(target)"))
 				break;
 			tg[0] = sh->target_pid;
@@ -582,7 +588,7 @@ static void *pidmap_checker(void *arg)
 			expect(s, &got, "TASKS(target)", sh->target_tids, sh->n_target_tids);
 			break;
 		case 3:
-			if (run_enum(s, 0, 0, PIDMAP_TASKS | ik, chunk, &got, "TASKS(self)"))
+			if (run_enum(s, 0, 0, PIDMAP_TASKS | ik | info, chunk, &got, "TASKS(self)"))
 				break;
 			tg[0] = me;
 			expect(s, &got, "TASKS(self)", tg, 1);
@@ -591,7 +597,7 @@ static void *pidmap_checker(void *arg)
 		case 4:
 			/* The exec looper's group keeps its id across de_thread. */
 			i = (int)(n % N_LOOPERS);
-			if (run_enum(s, 0, loopers[i], PIDMAP_TASKS | ik, chunk, &got,
+			if (run_enum(s, 0, loopers[i], PIDMAP_TASKS | ik | info, chunk, &got,
 				     "TASKS(exec looper)"))
 				break;
 			if (!pt_ids_has(&got, loopers[i])) {
@@ -600,14 +606,14 @@ static void *pidmap_checker(void *arg)
 			}
 			break;
 		case 5:
-			if (run_enum(s, 0, me, PIDMAP_CHILDREN | ik, chunk, &got, "CHILDREN(self)"))
+			if (run_enum(s, 0, me, PIDMAP_CHILDREN | ik | info, chunk, &got, "CHILDREN(self)"))
 				break;
 			expect(s, &got, "CHILDREN(self)", kids, nk);
 			break;
 		case 6:
 			/* A forker's children: one stable among a storm of short ones. */
 			i = (int)((n >> 3) % N_FORKERS);
-			if (run_enum(s, 0, sh->forker_pid[i], PIDMAP_CHILDREN | ik, chunk, &got,
+			if (run_enum(s, 0, sh->forker_pid[i], PIDMAP_CHILDREN | ik | info, chunk, &got,
 				     "CHILDREN(forker)"))
 				break;
 			tg[0] = sh->forker_child[i];
@@ -703,6 +709,7 @@ int main(int argc, char **argv)
 	};
 	pthread_t thr[N_CHECKERS];
 	unsigned long total_calls = 0, total_enums = 0, dups = 0, order = 0;
+	unsigned long records = 0, badrec = 0;
 	unsigned long misses = 0, exec_misses = 0, errors = 0, leaks = 0, overrun = 0;
 	unsigned long storm_ops;
 	int seconds, i, failed = 0;
@@ -805,9 +812,13 @@ int main(int argc, char **argv)
 		struct side *s = &sides[i];
 
 		printf("STRESS: side=%s calls=%lu enumerations=%lu dups=%lu order=%lu "
-		       "overrun=%lu misses=%lu exec_misses=%lu errors=%lu kthread_leaks=%lu\n",
+		       "overrun=%lu misses=%lu exec_misses=%lu errors=%lu kthread_leaks=%lu "
+		       "records=%lu bad_records=%lu\n",
 		       s->name, s->st.calls, s->enums, s->st.dups, s->st.order,
-		       s->st.overrun, s->misses, s->exec_misses, s->errors, s->kthread_leaks);
+		       s->st.overrun, s->misses, s->exec_misses, s->errors, s->kthread_leaks,
+		       s->st.records, s->st.badrec);
+		records += s->st.records;
+		badrec += s->st.badrec;
 		total_calls += s->st.calls;
 		total_enums += s->enums;
 		dups += s->st.dups;
@@ -830,8 +841,13 @@ int main(int argc, char **argv)
 	       order, overrun, errors, leaks, splats);
 	fflush(stdout);
 
-	if (dups || misses || exec_misses || order || overrun || errors || leaks || splats > 0)
+	if (dups || misses || exec_misses || order || overrun || errors || leaks || splats > 0 ||
+	    badrec)
 		failed = 1;
+	if (!records) {
+		pt_err("no PIDMAP_INFO record was read");
+		failed = 1;
+	}
 	/* A run where a side did nothing proves nothing. */
 	if (!sh->forks || !sh->vforks || !sh->thread_spawns || !sh->execs || !sh->dupcloses) {
 		pt_err("a storm side made no progress");

@@ -269,6 +269,8 @@ struct pt_enum_stats {
 	unsigned long dups;	/* an id repeated within one enumeration */
 	unsigned long order;	/* an id below the previous one or below start */
 	unsigned long overrun;	/* a call returned more than count */
+	unsigned long records;	/* PIDMAP_INFO records read */
+	unsigned long badrec;	/* a record whose mask is neither 0 nor every field */
 };
 
 /*
@@ -285,18 +287,26 @@ static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd
 			unsigned int flags, unsigned int chunk,
 			struct pt_ids *out, struct pt_enum_stats *st)
 {
+	/* With PIDMAP_INFO in @flags: every field's records, read for their tids. */
+	struct pidmap_info recs[64];
+	int info = !is_fdmap && (flags & PIDMAP_INFO);
 	int buf[256];
 	int start = 0;
 	int prev = -1;
 
-	if (chunk > 256)
-		chunk = 256;
+	if (chunk > (info ? 64 : 256))
+		chunk = info ? 64 : 256;
 	pt_ids_clear(out);
 	for (;;) {
 		long r, i;
 
-		r = is_fdmap ? fdmap_at(target, start, buf, chunk, flags)
-			     : pidmap_view(procfs_fd, target, start, buf, chunk, flags);
+		if (info)
+			r = pidmap_info_view(procfs_fd, target, start, recs, chunk,
+					     flags & ~PIDMAP_INFO, sizeof(recs[0]),
+					     PIDMAP_INFO_ALL_V2);
+		else
+			r = is_fdmap ? fdmap_at(target, start, buf, chunk, flags)
+				     : pidmap_view(procfs_fd, target, start, buf, chunk, flags);
 		st->calls++;
 		if (r < 0)
 			return errno;
@@ -305,6 +315,12 @@ static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd
 		if ((unsigned long)r > chunk) {
 			st->overrun++;
 			r = chunk;
+		}
+		for (i = 0; info && i < r; i++) {
+			buf[i] = recs[i].tid;
+			st->records++;
+			if (recs[i].mask && recs[i].mask != PIDMAP_INFO_ALL_V2)
+				st->badrec++;
 		}
 		for (i = 0; i < r; i++) {
 			int x = buf[i];

@@ -20,7 +20,10 @@
  *    EINVAL, E2BIG, EFAULT, EBADF, ESRCH, EPERM (EINTR needs a fatal
  *    signal during an exec_update_lock wait; ENOSYS is the unpatched
  *    kernel's);
- *  - the listings equal /proc (PROC, TASKS, CHILDREN, fdmap) as root.
+ *  - the listings equal /proc (PROC, TASKS, CHILDREN, fdmap) as root;
+ *  - PIDMAP_INFO records: the same layout as a 64-bit caller's (the
+ *    struct has no padding that differs on i386), huge counts, a guard
+ *    page, and the record errnos.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -174,6 +177,77 @@ static void guard_pages(void)
 	}
 	printf("COMPAT32: case=guard_pages checks_so_far=%lu failures=%lu\n", checks, failures);
 	free(ref);
+}
+
+/*
+ * PIDMAP_INFO from a 32-bit caller: ALL_TASKS records equal the ids, the
+ * caller's own record is full, huge counts and a guard page behave as for
+ * ids, and a bigger record gets a zeroed tail.
+ */
+static void info_records(void)
+{
+	static const unsigned int huge[] = { 1u << 30, 0x80000000u, UINT_MAX };
+	const unsigned int size = sizeof(struct pidmap_info);
+	struct pidmap_info *recs = malloc(SLOTS * size);
+	int *ids = malloc(SLOTS * sizeof(int));
+	unsigned char *end;
+	long n = -1, r, k;
+	int t, own = 0;
+	size_t i;
+
+	_Static_assert(sizeof(struct pidmap_info) == 96, "pidmap_info is 96 bytes on i386");
+	_Static_assert(sizeof(struct pidmap_req) == 32, "pidmap_req is 32 bytes on i386");
+	if (!recs || !ids)
+		pt_die("malloc");
+	for (t = 0; t < 20; t++) {
+		n = pidmap_at(0, 0, ids, SLOTS, PIDMAP_ALL_TASKS);
+		r = pidmap_info_view(0, 0, 0, recs, SLOTS, PIDMAP_ALL_TASKS, size,
+				     PIDMAP_INFO_ALL_V2);
+		if (r == n) {
+			for (i = 0; i < (size_t)n && recs[i].tid == ids[i]; i++)
+				;
+			if (i == (size_t)n)
+				break;
+		}
+	}
+	check(t < 20 && n > 3, "ALL_TASKS records equal the ids: %ld records, %ld ids", r, n);
+	for (i = 0; t < 20 && i < (size_t)n; i++)
+		if (recs[i].tid == getpid())
+			own = recs[i].mask == PIDMAP_INFO_ALL_V2 && recs[i].tgid == getpid() &&
+			      recs[i].ppid == getppid() && recs[i].num_threads == 1 &&
+			      !strcmp(recs[i].comm, "compat32");
+	check(own, "the caller's own record is full and right");
+	for (k = 0; k < 3; k++) {
+		r = pidmap_info_view(0, 0, 0, recs, huge[k], PIDMAP_TASKS, size,
+				     PIDMAP_INFO_ALL_V2);
+		check(r == 1 && recs[0].tid == getpid(), "TASKS records, count %#x: %ld",
+		      huge[k], r);
+	}
+	/* Two records and half of one before the guard page, a huge count. */
+	end = (unsigned char *)guarded(0);
+	r = pidmap_info_view(0, 0, 0, end - 2 * size - size / 2, UINT_MAX, PIDMAP_ALL_TASKS,
+			     size, PIDMAP_INFO_TGID);
+	check(r == 2, "two records before the guard page: %ld", r);
+	EXPECT_ERR(EFAULT, pidmap_info_view(0, 0, 0, end - size / 2, UINT_MAX,
+					    PIDMAP_ALL_TASKS, size, PIDMAP_INFO_TGID));
+	EXPECT_ERR(EFAULT, pidmap_info_view(0, 0, 0, (void *)(uintptr_t)0xfffff000u, 1,
+					    PIDMAP_ALL_TASKS, size, PIDMAP_INFO_TGID));
+	/* A 200-byte record: the kernel's 96 bytes, then zeros. */
+	memset(end - 200, 0xff, 200);
+	r = pidmap_info_view(0, 0, 0, end - 200, 1, PIDMAP_TASKS, 200, PIDMAP_INFO_TGID);
+	for (i = 96; i < 200 && !end[-200 + (long)i]; i++)
+		;
+	check(r == 1 && i == 200 && ((struct pidmap_info *)(end - 200))->tgid == getpid(),
+	      "a 200-byte record: %ld, tail zero up to byte %zu", r, i);
+	EXPECT_ERR(EINVAL, pidmap_info_view(0, 0, 0, recs, 1, PIDMAP_TASKS, 100,
+					    PIDMAP_INFO_TGID));
+	EXPECT_ERR(E2BIG, pidmap_info_view(0, 0, 0, recs, 1, PIDMAP_TASKS, 4104,
+					   PIDMAP_INFO_TGID));
+	munmap(end - 16 * PAGE, 17 * PAGE);
+	printf("COMPAT32: case=info_records records=%ld checks_so_far=%lu failures=%lu\n", n,
+	       checks, failures);
+	free(recs);
+	free(ids);
 }
 
 /* Every errno row of docs/ABI.md that a test can provoke. */
@@ -346,6 +420,7 @@ int main(void)
 	guard_pages();
 	errno_rows(child);
 	against_proc(child);
+	info_records();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 
