@@ -1536,18 +1536,28 @@ static void group_sums(struct refresh *rf)
 }
 
 /*
- * A workqueue worker's stat comm is "comm-desc" or "comm+desc", and the
- * description changes as the worker moves between queues; records carry
- * task->comm.  For kernel workers compare the part before the suffix.
+ * Kernel threads only: stat shows a kernel thread's full name where
+ * task->comm keeps its first 15 bytes (e.g. "rcu_exp_gp_kthread_worker"),
+ * and a workqueue worker as "comm-desc" or "comm+desc", the description
+ * changing as the worker moves between queues; records carry task->comm.
+ * So compare 15 bytes of a longer name, and a kworker's name before its
+ * suffix.
  */
 static bool comm_matches(const struct task_rec *a, const struct task_rec *b)
 {
+	const size_t comm_max = 15;	/* TASK_COMM_LEN - 1 */
 	size_t la, lb;
 
 	if (!strcmp(a->comm, b->comm))
 		return true;
-	if (a->ppid != 2 || strncmp(a->comm, "kworker/", 8) ||
-	    strncmp(b->comm, "kworker/", 8))
+	if (a->ppid != 2 && a->tid != 2)
+		return false;
+	la = strlen(a->comm);
+	lb = strlen(b->comm);
+	if (((la == comm_max && lb > la) || (lb == comm_max && la > lb)) &&
+	    !strncmp(a->comm, b->comm, comm_max))
+		return true;
+	if (strncmp(a->comm, "kworker/", 8) || strncmp(b->comm, "kworker/", 8))
 		return false;
 	la = strcspn(a->comm, "-+");
 	lb = strcspn(b->comm, "-+");
