@@ -1122,7 +1122,10 @@ static void case_tasks_10k(void)
  *  - "pidmap_grouped": PIDMAP_PROC, then per process PIDMAP_TASKS and an
  *    O_PATH open of /proc/TGID/task, then TID/stat relative to it: the
  *    complete records with pidmap's listing;
- *  - bulk ("new"): pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records.
+ *  - bulk ("new"): pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records, turned
+ *    into the same records (ns to ticks);
+ *  - "bulk_call": the same call alone, timed only, for the kernel's cost
+ *    per record.
  */
 
 /* PIDMAP_INFO, as docs/ABI.md ("Task records") defines it. */
@@ -1473,6 +1476,31 @@ static long refresh_bulk(void *arg)
 }
 
 /*
+ * The bulk call alone, without turning the records into the refresh's:
+ * its cost per record is the kernel's, comparable with the per-id cost of
+ * plain PIDMAP_ALL_TASKS.
+ */
+static long refresh_bulk_call(void *arg)
+{
+	long total = 0;
+	int start = 0;
+
+	(void)arg;
+	for (;;) {
+		long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS);
+
+		if (r < 0)
+			die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
+		if (r > INFO_CAP)
+			die("pidmap returned %ld > count %u records", r, INFO_CAP);
+		total += r;
+		if (r < INFO_CAP)
+			return total;
+		start = infobuf[r - 1].tid + 1;
+	}
+}
+
+/*
  * Probe PIDMAP_INFO with a count-0 call: 0 means supported; a kernel with
  * pidmap but without PIDMAP_INFO rejects the flag (EINVAL) or the longer
  * request (E2BIG).  Anything else is a broken kernel: stop.
@@ -1728,7 +1756,8 @@ static struct task_rec recs_walk[REC_CAP], recs_pidmap[REC_CAP],
 		       recs_grouped[REC_CAP], recs_bulk[REC_CAP];
 
 /* Bulk ns and records of refresh_250, for the per-record cost. */
-static double refresh_small_new = -1, refresh_small_base, refresh_small_pidmap = -1;
+static double refresh_small_new = -1, refresh_small_base, refresh_small_pidmap = -1,
+	      refresh_small_call = -1;
 static long refresh_small_n;
 
 static void ratio_json(char *buf, size_t size, const char *key, double base,
@@ -1755,11 +1784,12 @@ static void refresh_case(const char *name, double target, const struct pop *work
 	struct side sp = { .fn = refresh_pidmap, .arg = &pm };
 	struct side sg = { .fn = refresh_pidmap_grouped, .arg = &grp };
 	struct side sk = { .fn = refresh_bulk, .arg = &bulk };
-	struct side *v[4] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
-			      have_info ? &sk : NULL };
+	struct side sc = { .fn = refresh_bulk_call };
+	struct side *v[5] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
+			      have_info ? &sk : NULL, have_info ? &sc : NULL };
 	struct refresh *rv[4] = { &walk, v[1] ? &pm : NULL, v[2] ? &grp : NULL,
 				  v[3] ? &bulk : NULL };
-	char pj[192], gj[192], bulk_state[64], per[256] = "";
+	char pj[192], gj[192], cj[160], bulk_state[64], per[320] = "";
 	struct result *r = add_result(name, target, false);
 	struct cost cw = { 0 };
 
@@ -1773,7 +1803,7 @@ static void refresh_case(const char *name, double target, const struct pop *work
 	note("%s: timing the walk%s%s ...\n", name,
 	     have_pidmap ? ", pidmap + stat, pidmap grouped + stat" : "",
 	     have_info ? ", bulk" : "");
-	run_sides(v, 4);
+	run_sides(v, 5);
 	r->base_ns = median(sw.samples, opt.rounds);
 	r->base_iters = sw.iters;
 	r->agree = refresh_check(name, rv, 4, work);
@@ -1791,11 +1821,13 @@ static void refresh_case(const char *name, double target, const struct pop *work
 	}
 	ratio_json(pj, sizeof(pj), "pidmap", r->base_ns, v[1]);
 	ratio_json(gj, sizeof(gj), "pidmap_grouped", r->base_ns, v[2]);
+	ratio_json(cj, sizeof(cj), "bulk_call", r->base_ns, v[4]);
 	if (small) {
 		refresh_small_n = walk.n;
 		refresh_small_base = r->base_ns;
 		refresh_small_new = r->new_ns;
 		refresh_small_pidmap = v[1] ? median(sp.samples, opt.rounds) : -1;
+		refresh_small_call = v[4] ? median(sc.samples, opt.rounds) : -1;
 	} else if (refresh_small_n && walk.n > refresh_small_n) {
 		/* Per record above the small case, so a call's fixed cost drops out. */
 		double dn = (double)(walk.n - refresh_small_n);
@@ -1807,8 +1839,13 @@ static void refresh_case(const char *name, double target, const struct pop *work
 					", \"pidmap_ns_per_record\": %.1f",
 					(median(sp.samples, opt.rounds) - refresh_small_pidmap) / dn);
 		if (v[3] && refresh_small_new >= 0)
-			snprintf(per + len, sizeof(per) - len, ", \"new_ns_per_record\": %.2f",
-				 (r->new_ns - refresh_small_new) / dn);
+			len += snprintf(per + len, sizeof(per) - len,
+					", \"new_ns_per_record\": %.2f",
+					(r->new_ns - refresh_small_new) / dn);
+		if (v[4] && refresh_small_call >= 0)
+			snprintf(per + len, sizeof(per) - len,
+				 ", \"bulk_call_ns_per_record\": %.2f",
+				 (median(sc.samples, opt.rounds) - refresh_small_call) / dn);
 	}
 	if (v[1])
 		snprintf(pj + strlen(pj), sizeof(pj) - strlen(pj),
@@ -1817,8 +1854,8 @@ static void refresh_case(const char *name, double target, const struct pop *work
 		snprintf(gj + strlen(gj), sizeof(gj) - strlen(gj),
 			 ", \"pidmap_grouped_syscalls\": %ld", grp.calls + 3 * grp.stat_reads);
 	snprintf(r->extra, sizeof(r->extra),
-		 "%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
-		 pj, gj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
+		 "%s%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
+		 pj, gj, cj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
 	note("%s: %ld tasks: walk %.0f ns, pidmap + stat %s, pidmap grouped + stat %s, bulk %s\n",
 	     name, walk.n, r->base_ns,
 	     v[1] ? "measured" : "n/a (no pidmap)", v[2] ? "measured" : "n/a (no pidmap)",
