@@ -1182,7 +1182,7 @@ _Static_assert(sizeof(struct pidmap_info) == sizeof(struct bench_task_info),
 static bool have_info;		/* pidmap takes PIDMAP_INFO */
 static int info_errno;		/* what the probe got instead, or 0 */
 
-#define REC_COMM 64		/* stat's comm: task->comm, or a worker's "comm-desc" */
+#define REC_COMM 64		/* stat's comm: a kernel thread's may be longer than task->comm */
 
 struct task_rec {
 	int tid;
