@@ -23,6 +23,7 @@ use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
 use crate::run::{step, timed};
+use crate::stats::median;
 use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -164,16 +165,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
 }
 
-fn median_of(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
-}
-
 /// One object per case: the median over the boots of every numeric field,
 /// `ratio_min`/`ratio_max`, `met` judged on the median ratio, `agree` only
 /// if every boot agreed, and `boots`, the number of boots with the case.
@@ -200,7 +191,7 @@ fn summarize(boots: &[Map<String, Value>]) -> Map<String, Value> {
                 .filter_map(|c| c.get(key).and_then(Value::as_f64))
                 .collect();
             if value.is_number() && !values.is_empty() {
-                *value = Value::from(median_of(&mut values));
+                *value = Value::from(median(&mut values));
             }
         }
         for key in RATIO_KEYS {

@@ -17,6 +17,7 @@ use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu::{self, GuestClock};
 use crate::run::{step, timed};
+use crate::stats::median;
 use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -71,16 +72,6 @@ fn parse_sample(log: &str) -> Result<Sample> {
         fork_exit: field("fork_exit_ns")?,
         thread: field("pthread_create_join_ns")?,
     })
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
 }
 
 /// (max - min) / median: how far boots of one kernel disagree.
