@@ -137,7 +137,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             boots.len()
         );
         if args.instructions {
-            println!("Guest clock: instructions (-icount shift=0): 1 ns = 1 instruction.");
+            println!(
+                "Guest clock: instructions ({}): 1 ns = 1 instruction.",
+                qemu::INSTRUCTION_CLOCK_SETUP
+            );
         } else {
             println!("Guest clock: time (TCG; boots differ, so read the range).");
         }

@@ -204,10 +204,7 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
         ),
     ];
     let (unit, how) = match clock {
-        GuestClock::Instructions => (
-            "instructions",
-            "TCG -icount shift=0, one vCPU, nokaslr norandmaps",
-        ),
+        GuestClock::Instructions => ("instructions", qemu::INSTRUCTION_CLOCK_SETUP),
         GuestClock::Host => ("ns", "host clock"),
     };
     println!();

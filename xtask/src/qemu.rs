@@ -78,6 +78,10 @@ pub enum GuestClock {
     Instructions,
 }
 
+/// What [`Boot::command`] sets up for [`GuestClock::Instructions`], in the
+/// words result headers use.
+pub const INSTRUCTION_CLOCK_SETUP: &str = "TCG -icount shift=0, one vCPU, nokaslr norandmaps";
+
 struct Boot<'a> {
     kernel: &'a Kernel,
     initramfs: PathBuf,
