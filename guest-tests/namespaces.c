@@ -51,22 +51,7 @@ static struct shared {
 
 static int release_rd, release_wr;	/* EOF on release_rd: tear down */
 
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	__atomic_fetch_add(&sh->checks, 1, __ATOMIC_RELAXED);
-	if (!ok) {
-		char buf[512];
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(buf, sizeof(buf), fmt, ap);
-		va_end(ap);
-		pt_err("%s", buf);
-		__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
-	}
-}
+#define check(ok, ...) pt_check(&sh->checks, &sh->failures, (ok), __VA_ARGS__)
 
 /* A sleeper process with @threads extra threads, up once this returns. */
 static pid_t sleeper(int threads)
