@@ -231,14 +231,21 @@ static long walk_proc_root(void *unused)
 	return n;
 }
 
-/* The htop-style walk: /proc root, then /proc/PID/task of every process. */
-static long walk_proc_tasks(void *unused)
+/*
+ * The htop-style walk: /proc root, then /proc/PID/task of every process,
+ * calling @on_task(@arg, the task directory, pid, tid) for every task; a
+ * process that exits meanwhile is left out.  @on_task must leave errno 0
+ * (readdir's end-of-directory test).  Returns the number of tasks.
+ * Always inlined: each caller's @on_task is then a direct call, so the
+ * timed walk costs what its loop does.
+ */
+static inline __attribute__((always_inline)) long
+for_each_proc_task(void (*on_task)(void *arg, DIR *task_dir, int pid, int tid), void *arg)
 {
 	struct dirent *de;
 	long n = 0;
 	DIR *d;
 
-	(void)unused;
 	d = opendir("/proc");
 	if (!d)
 		die("opendir /proc: %m");
@@ -262,10 +269,10 @@ static long walk_proc_tasks(void *unused)
 		while ((dte = readdir(dt))) {
 			int tid = parse_id(dte->d_name);
 
-			if (tid >= 0) {
-				n++;
-				sink = tid;
-			}
+			if (tid < 0)
+				continue;
+			n++;
+			on_task(arg, dt, pid, tid);
 		}
 		if (errno)
 			die("readdir %s: %m", path);
@@ -277,6 +284,21 @@ next:
 		die("readdir /proc: %m");
 	closedir(d);
 	return n;
+}
+
+static inline void sink_tid(void *arg, DIR *task_dir, int pid, int tid)
+{
+	(void)arg;
+	(void)task_dir;
+	(void)pid;
+	sink = tid;
+}
+
+/* The htop-style walk, ids only. */
+static long walk_proc_tasks(void *unused)
+{
+	(void)unused;
+	return for_each_proc_task(sink_tid, NULL);
 }
 
 /* readdir of /proc/self/fd, leaving out the directory's own fd. */
@@ -1316,53 +1338,22 @@ static void refresh_reset(struct refresh *rf)
 	rf->calls = rf->stat_reads = rf->stat_bytes = rf->missing_fields = 0;
 }
 
-/* Baseline: the htop walk. */
+static inline void read_task_stat(void *arg, DIR *task_dir, int pid, int tid)
+{
+	char name[24];
+
+	snprintf(name, sizeof(name), "%d/stat", tid);
+	read_stat_at(arg, dirfd(task_dir), name, pid);
+	errno = 0;	/* a task that exited meanwhile left ENOENT/ESRCH */
+}
+
+/* Baseline: the htop walk, reading each task's stat in its task directory. */
 static long refresh_walk(void *arg)
 {
 	struct refresh *rf = arg;
-	struct dirent *de;
-	DIR *d;
 
 	refresh_reset(rf);
-	d = opendir("/proc");
-	if (!d)
-		die("opendir /proc: %m");
-	errno = 0;
-	while ((de = readdir(d))) {
-		int pid = parse_id(de->d_name);
-		struct dirent *dte;
-		char path[32];
-		DIR *dt;
-
-		if (pid < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		dt = opendir(path);
-		if (!dt) {
-			if (errno == ENOENT)	/* exited meanwhile */
-				goto next;
-			die("opendir %s: %m", path);
-		}
-		errno = 0;
-		while ((dte = readdir(dt))) {
-			int tid = parse_id(dte->d_name);
-			char name[24];
-
-			if (tid < 0)
-				continue;
-			snprintf(name, sizeof(name), "%d/stat", tid);
-			read_stat_at(rf, dirfd(dt), name, pid);
-			errno = 0;
-		}
-		if (errno)
-			die("readdir %s: %m", path);
-		closedir(dt);
-next:
-		errno = 0;
-	}
-	if (errno)
-		die("readdir /proc: %m");
-	closedir(d);
+	for_each_proc_task(read_task_stat, rf);
 	return rf->n;
 }
 
