@@ -102,29 +102,24 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for boot in 1..=args.boots {
         step(format!("benchmark boot {boot} of {}", args.boots));
         let label = format!("bench-{flavor}-{boot}");
-        let (outcome, log) = qemu::run_in_guest(
-            &kernel,
-            &args.kernel,
-            clock,
-            std::slice::from_ref(&bin),
-            &command,
-            &label,
-        )?;
-        let status = qemu::guest_exit_status(&outcome)?;
+        let run = qemu::run_in_guest(&kernel, &args.kernel, clock, &bin, &command, &label)?;
         // A run that failed part-way (a listing that disagreed with /proc)
         // still prints what it measured, then fails.
-        match extract_json(&log) {
+        match extract_json(&run.log) {
             Ok(results) => boots.push(results),
             Err(err) => {
-                failure =
-                    Some(err.context(format!("no benchmark results in {}", outcome.log.display())));
+                failure = Some(err.context(format!(
+                    "no benchmark results in {}",
+                    run.log_path.display()
+                )));
                 break;
             }
         }
-        if status != 0 {
+        if run.status != 0 {
             failure = Some(anyhow::anyhow!(
-                "pidmap-bench exited with status {status} in the guest; see {}",
-                outcome.log.display()
+                "pidmap-bench exited with status {} in the guest; see {}",
+                run.status,
+                run.log_path.display()
             ));
             break;
         }

@@ -167,23 +167,16 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
             let flavor = kernel.flavor.name();
             let label = format!("forkcost-{flavor}");
             step(format!("boot {boot}/{}: {flavor}", args.boots));
-            let (outcome, log) = qemu::run_in_guest(
-                kernel,
-                k,
-                clock,
-                std::slice::from_ref(&bin),
-                &command,
-                &label,
-            )?;
-            let status = qemu::guest_exit_status(&outcome)?;
-            if status != 0 {
+            let run = qemu::run_in_guest(kernel, k, clock, &bin, &command, &label)?;
+            if run.status != 0 {
                 bail!(
-                    "forkcost exited with status {status}; see {}",
-                    outcome.log.display()
+                    "forkcost exited with status {}; see {}",
+                    run.status,
+                    run.log_path.display()
                 );
             }
             let sample =
-                parse_sample(&log).with_context(|| format!("in {}", outcome.log.display()))?;
+                parse_sample(&run.log).with_context(|| format!("in {}", run.log_path.display()))?;
             step(format!("{flavor}: {sample:?}"));
             out.push(sample);
         }
