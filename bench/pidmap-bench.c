@@ -1300,17 +1300,18 @@ static int parse_stat(char *buf, struct task_rec *r)
 }
 
 /*
- * Read @name (relative to @dirfd) and append its record with @tgid.  A task
- * that exited meanwhile (ENOENT, ESRCH) is left out.
+ * Read @tid's stat file, "TID/stat" relative to @dirfd, and append its
+ * record with @tgid.  A task that exited meanwhile (ENOENT, ESRCH) is left
+ * out.
  */
-static void read_stat_at(struct refresh *rf, int dirfd, const char *name,
-			 int tgid)
+static void read_stat_at(struct refresh *rf, int dirfd, int tid, int tgid)
 {
-	char buf[1024];
+	char buf[1024], name[24];
 	struct task_rec *r;
 	ssize_t len;
 	int fd;
 
+	snprintf(name, sizeof(name), "%d/stat", tid);
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ESRCH)
@@ -1340,10 +1341,7 @@ static void refresh_reset(struct refresh *rf)
 
 static inline void read_task_stat(void *arg, DIR *task_dir, int pid, int tid)
 {
-	char name[24];
-
-	snprintf(name, sizeof(name), "%d/stat", tid);
-	read_stat_at(arg, dirfd(task_dir), name, pid);
+	read_stat_at(arg, dirfd(task_dir), tid, pid);
 	errno = 0;	/* a task that exited meanwhile left ENOENT/ESRCH */
 }
 
@@ -1366,12 +1364,8 @@ static long refresh_pidmap(void *arg)
 	refresh_reset(rf);
 	n = pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
 	rf->calls = n / IDBUF_CAP + 1;
-	for (i = 0; i < n; i++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "%d/stat", idbuf[i]);
-		read_stat_at(rf, proc_fd, name, 0);
-	}
+	for (i = 0; i < n; i++)
+		read_stat_at(rf, proc_fd, idbuf[i], 0);
 	return rf->n;
 }
 
@@ -1401,12 +1395,8 @@ static long refresh_pidmap_grouped(void *arg)
 				continue;
 			die("%s: open /proc/%s: %m", rf->name, path);
 		}
-		for (t = 0; t < nt; t++) {
-			char name[24];
-
-			snprintf(name, sizeof(name), "%d/stat", idbuf2[t]);
-			read_stat_at(rf, task_fd, name, idbuf[p]);
-		}
+		for (t = 0; t < nt; t++)
+			read_stat_at(rf, task_fd, idbuf2[t], idbuf[p]);
 		close(task_fd);
 	}
 	return rf->n;
