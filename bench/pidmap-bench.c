@@ -1418,6 +1418,18 @@ static long pidmap_info_at(int start, struct bench_task_info *buf,
 	return sys_pidmap(&req, (int *)buf, count, flags | PIDMAP_INFO);
 }
 
+/* Up to INFO_CAP records into infobuf, from tid @start on, or die. */
+static long info_chunk(int start)
+{
+	long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS);
+
+	if (r < 0)
+		die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
+	if (r > INFO_CAP)
+		die("pidmap returned %ld > count %u records", r, INFO_CAP);
+	return r;
+}
+
 /* Bulk: pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records. */
 static long refresh_bulk(void *arg)
 {
@@ -1426,13 +1438,9 @@ static long refresh_bulk(void *arg)
 
 	refresh_reset(rf);
 	for (;;) {
-		long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS), i;
+		long r = info_chunk(start), i;
 
 		rf->calls++;
-		if (r < 0)
-			die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
-		if (r > INFO_CAP)
-			die("pidmap returned %ld > count %u records", r, INFO_CAP);
 		for (i = 0; i < r; i++) {
 			const struct bench_task_info *in = &infobuf[i];
 			struct task_rec *out = rec_push(rf);
@@ -1468,12 +1476,8 @@ static long refresh_bulk_call(void *arg)
 
 	(void)arg;
 	for (;;) {
-		long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS);
+		long r = info_chunk(start);
 
-		if (r < 0)
-			die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
-		if (r > INFO_CAP)
-			die("pidmap returned %ld > count %u records", r, INFO_CAP);
 		total += r;
 		if (r < INFO_CAP)
 			return total;
