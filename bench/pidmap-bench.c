@@ -15,7 +15,10 @@
  * and tears them down after each case.
  *
  * On a kernel without the syscalls (ENOSYS) it runs the /proc baselines
- * only, reports the new side as unavailable, and exits 0.
+ * only, reports the new side as unavailable, and exits 0.  The refresh
+ * cases (a top-style refresh: every task's stat fields) also report their
+ * bulk side as unavailable on a kernel with pidmap but without PIDMAP_INFO
+ * (EINVAL), and time the variants that kernel has.
  *
  * Usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...
  *                     [--threads N] [--procs N] [--min-sample-us N] [--list]
@@ -23,7 +26,8 @@
  *
  * Exit status: 0 ok (a missed target is not an error); 1 on an unexpected
  * error: a failed syscall (at once), or a listing that disagrees with /proc
- * (reported with the ids that differ; the other cases still run); 2 usage.
+ * (reported with the ids that differ; the other cases still run), or
+ * refresh records that disagree between the variants; 2 usage.
  *
  * Build: gcc -static -O2 -Wall -Wextra -pthread -o pidmap-bench pidmap-bench.c
  */
@@ -227,14 +231,21 @@ static long walk_proc_root(void *unused)
 	return n;
 }
 
-/* The htop-style walk: /proc root, then /proc/PID/task of every process. */
-static long walk_proc_tasks(void *unused)
+/*
+ * The htop-style walk: /proc root, then /proc/PID/task of every process,
+ * calling @on_task(@arg, the task directory, pid, tid) for every task; a
+ * process that exits meanwhile is left out.  @on_task must leave errno 0
+ * (readdir's end-of-directory test).  Returns the number of tasks.
+ * Always inlined: each caller's @on_task is then a direct call, so the
+ * timed walk costs what its loop does.
+ */
+static inline __attribute__((always_inline)) long
+for_each_proc_task(void (*on_task)(void *arg, DIR *task_dir, int pid, int tid), void *arg)
 {
 	struct dirent *de;
 	long n = 0;
 	DIR *d;
 
-	(void)unused;
 	d = opendir("/proc");
 	if (!d)
 		die("opendir /proc: %m");
@@ -258,10 +269,10 @@ static long walk_proc_tasks(void *unused)
 		while ((dte = readdir(dt))) {
 			int tid = parse_id(dte->d_name);
 
-			if (tid >= 0) {
-				n++;
-				sink = tid;
-			}
+			if (tid < 0)
+				continue;
+			n++;
+			on_task(arg, dt, pid, tid);
 		}
 		if (errno)
 			die("readdir %s: %m", path);
@@ -273,6 +284,21 @@ next:
 		die("readdir /proc: %m");
 	closedir(d);
 	return n;
+}
+
+static inline void sink_tid(void *arg, DIR *task_dir, int pid, int tid)
+{
+	(void)arg;
+	(void)task_dir;
+	(void)pid;
+	sink = tid;
+}
+
+/* The htop-style walk, ids only. */
+static long walk_proc_tasks(void *unused)
+{
+	(void)unused;
+	return for_each_proc_task(sink_tid, NULL);
 }
 
 /* readdir of /proc/self/fd, leaving out the directory's own fd. */
@@ -468,7 +494,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+static double median(const double *v, int n)
 {
 	double tmp[64];
 
@@ -537,7 +563,7 @@ struct result {
 	long new_entries;		/* ids the syscall returned */
 	bool agree;			/* both sides saw the same ids */
 	long base_iters, new_iters;
-	char extra[320];		/* extra JSON members, "" or ", ..." */
+	char extra[768];		/* extra JSON members, "" or ", ..." */
 };
 
 static struct result results[16];
@@ -1003,16 +1029,16 @@ static long cost_grouped(struct cost *c)
 	return grouped(c);
 }
 
-/* ~250 tasks in ~130 processes, counting what the system already has. */
-static void case_250(void)
+/*
+ * Top the system up to about @want_tasks tasks in @want_procs processes,
+ * counting what it already has: extra threads go in processes of 5 tasks,
+ * one process takes the remainder (1..3 extra threads), the rest are
+ * single-threaded.
+ */
+static void spawn_about(struct pop *p, long want_tasks, long want_procs)
 {
-	const long want_tasks = 250, want_procs = 130;
-	struct pop p = { 0 };
 	long tasks0, procs0, dp, dt, multi, rem;
-	struct result *r;
 
-	if (!want_case("tasks_all_250") && !want_case("tasks_grouped_250"))
-		return;
 	tasks0 = walk_proc_tasks(NULL);
 	procs0 = walk_proc_root(NULL);
 	dp = want_procs - procs0;
@@ -1023,10 +1049,6 @@ static void case_250(void)
 		dp = dp < 1 ? 1 : dp;
 		dt = dt < dp ? dp : dt;
 	}
-	/*
-	 * Extra threads go in processes of 5 tasks; one process takes the
-	 * remainder (1..3 extra threads); the rest are single-threaded.
-	 */
 	multi = (dt - dp) / 4;
 	if (multi > dp)
 		multi = dp;
@@ -1034,12 +1056,23 @@ static void case_250(void)
 	if (rem > 3 || multi == dp)
 		rem = 0;
 	make_room(dt);
-	spawn_procs(&p, multi, 5);
+	spawn_procs(p, multi, 5);
 	if (rem)
-		spawn_procs(&p, 1, (int)rem + 1);
-	spawn_procs(&p, dp - multi - (rem ? 1 : 0), 1);
+		spawn_procs(p, 1, (int)rem + 1);
+	spawn_procs(p, dp - multi - (rem ? 1 : 0), 1);
 	note("  system: %ld processes, %ld tasks\n", walk_proc_root(NULL),
 	     walk_proc_tasks(NULL));
+}
+
+/* ~250 tasks in ~130 processes, counting what the system already has. */
+static void case_250(void)
+{
+	struct pop p = { 0 };
+	struct result *r;
+
+	if (!want_case("tasks_all_250") && !want_case("tasks_grouped_250"))
+		return;
+	spawn_about(&p, 250, 130);
 
 	if (want_case("tasks_all_250")) {
 		r = bench_case("tasks_all_250", 300, LIST_TASKS,
@@ -1091,6 +1124,748 @@ static void case_tasks_10k(void)
 		 ", \"processes\": %ld, \"spawned_processes\": %ld, \"threads_per_process\": 10",
 		 walk_proc_root(NULL), nprocs);
 	pop_kill(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* refresh: what top/htop do every refresh, end to end.                   */
+/*
+ * Every variant produces the same array of task records (tid, tgid, ppid,
+ * state, utime, stime, rss, start_time, comm), in clock ticks and pages as
+ * /proc/PID/stat has them:
+ *
+ *  - baseline ("walk"): the htop walk: readdir /proc, readdir every
+ *    /proc/PID/task, then open/read/close /proc/PID/task/TID/stat (opened
+ *    relative to the task directory's fd, one path lookup) and parse it;
+ *  - "pidmap": PIDMAP_ALL_TASKS for the ids, then /proc/TID/stat per task.
+ *    For a thread id that file is the whole group's stat: utime/stime are
+ *    the group's sums, and nothing in it gives the tgid.  That is the
+ *    shortcut issue 15 measures; its records carry tgid 0 (unknown) and
+ *    group cputime, and the check treats them as such;
+ *  - "pidmap_grouped": PIDMAP_PROC, then per process PIDMAP_TASKS and an
+ *    O_PATH open of /proc/TGID/task, then TID/stat relative to it: the
+ *    complete records with pidmap's listing;
+ *  - bulk ("new"): pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records, turned
+ *    into the same records (ns to ticks);
+ *  - "bulk_call": the same call alone, timed only, for the kernel's cost
+ *    per record.
+ */
+
+/* PIDMAP_INFO, as docs/ABI.md ("Task records") defines it. */
+#ifndef PIDMAP_INFO
+#define PIDMAP_INFO		0x800u
+#endif
+#define BENCH_INFO_TGID		(1ULL << 0)
+#define BENCH_INFO_PPID		(1ULL << 1)
+#define BENCH_INFO_STATE	(1ULL << 2)
+#define BENCH_INFO_CPUTIME	(1ULL << 3)
+#define BENCH_INFO_START_TIME	(1ULL << 4)
+#define BENCH_INFO_RSS		(1ULL << 5)
+#define BENCH_INFO_COMM		(1ULL << 6)
+#define REFRESH_INFO_MASK (BENCH_INFO_TGID | BENCH_INFO_PPID | BENCH_INFO_STATE | \
+			   BENCH_INFO_CPUTIME | BENCH_INFO_START_TIME | \
+			   BENCH_INFO_RSS | BENCH_INFO_COMM)
+
+struct bench_info_req {		/* struct pidmap_req, PIDMAP_REQ_SIZE_VER1 */
+	__u32 size;
+	__s32 start;
+	__s32 target;
+	__s32 procfs_fd;
+	__u32 info_size;
+	__u32 __reserved;
+	__u64 info_mask;
+};
+
+struct bench_task_info {	/* struct pidmap_info, PIDMAP_INFO_SIZE_VER0 */
+	__u64 mask;
+	__s32 tid;
+	__s32 tgid;
+	__s32 ppid;
+	__u32 ruid;
+	__u32 euid;
+	__s32 nice;
+	__u32 num_threads;
+	__u32 flags;
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 start_time_ns;
+	__u64 rss_pages;
+	char comm[16];
+	__u8 state;
+	__u8 __reserved[7];
+};
+
+_Static_assert(sizeof(struct bench_info_req) == 32, "PIDMAP_REQ_SIZE_VER1");
+_Static_assert(sizeof(struct bench_task_info) == 96, "PIDMAP_INFO_SIZE_VER0");
+#ifdef PIDMAP_INFO_SIZE_VER0
+_Static_assert(sizeof(struct pidmap_info) == sizeof(struct bench_task_info),
+	       "the installed <linux/pidmap.h> disagrees with docs/ABI.md");
+#endif
+
+static bool have_info;		/* pidmap takes PIDMAP_INFO */
+static int info_errno;		/* what the probe got instead, or 0 */
+
+#define REC_COMM 64		/* stat's comm: a kernel thread's may be longer than task->comm */
+
+struct task_rec {
+	int tid;
+	int tgid;		/* 0: the variant cannot tell */
+	int ppid;
+	char state;
+	unsigned long long utime, stime;	/* clock ticks */
+	unsigned long long start_time;		/* clock ticks since boot */
+	long rss;				/* pages */
+	unsigned long long gutime, gstime;	/* check only: group sums */
+	long gthreads;				/* check only: threads in the group */
+	char comm[REC_COMM];
+};
+
+#define REC_CAP 16384
+
+struct refresh {
+	const char *name;
+	bool group_cputime;	/* utime/stime are the thread group's sums */
+	struct task_rec *recs;
+	long n;
+	long calls;		/* pidmap calls of the last refresh */
+	long stat_reads;	/* stat files read by the last refresh */
+	long stat_bytes;
+	long missing_fields;	/* bulk: records whose mask lacks a field */
+};
+
+static unsigned long long ns_per_tick;
+static int proc_fd = -1;	/* /proc, O_PATH, for the *at() opens */
+
+static struct task_rec *rec_push(struct refresh *rf)
+{
+	if (rf->n == REC_CAP)
+		die("%s: more than %d tasks", rf->name, REC_CAP);
+	return &rf->recs[rf->n++];
+}
+
+/* Skip blanks, then a signed decimal. */
+static long long stat_num(const char **pp)
+{
+	const char *p = *pp;
+	long long v = 0;
+	bool neg = false;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (*p++ - '0');
+	*pp = p;
+	return neg ? -v : v;
+}
+
+/*
+ * Parse one stat line: "tid (comm) S ppid pgrp session tty tpgid flags
+ * minflt cminflt majflt cmajflt utime stime cutime cstime prio nice
+ * num_threads itrealvalue starttime vsize rss ...".  0, or -1 if malformed.
+ */
+static int parse_stat(char *buf, struct task_rec *r)
+{
+	const char *p;
+	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+	size_t len;
+	int field;
+
+	if (!open_paren || !close_paren || close_paren < open_paren ||
+	    close_paren[1] != ' ' || !close_paren[2])
+		return -1;
+	p = buf;
+	r->tid = (int)stat_num(&p);
+	len = (size_t)(close_paren - open_paren - 1);
+	if (len >= REC_COMM)
+		len = REC_COMM - 1;
+	memcpy(r->comm, open_paren + 1, len);
+	r->comm[len] = '\0';
+	r->state = close_paren[2];
+	p = close_paren + 3;
+	for (field = 4; field <= 24; field++) {
+		long long v = stat_num(&p);
+
+		switch (field) {
+		case 4: r->ppid = (int)v; break;
+		case 14: r->utime = (unsigned long long)v; break;
+		case 15: r->stime = (unsigned long long)v; break;
+		case 22: r->start_time = (unsigned long long)v; break;
+		case 24: r->rss = (long)v; break;
+		}
+	}
+	return *p == ' ' || *p == '\n' ? 0 : -1;
+}
+
+/*
+ * Read @tid's stat file, "TID/stat" relative to @dirfd, and append its
+ * record with @tgid.  A task that exited meanwhile (ENOENT, ESRCH) is left
+ * out.
+ */
+static void read_stat_at(struct refresh *rf, int dirfd, int tid, int tgid)
+{
+	char buf[1024], name[24];
+	struct task_rec *r;
+	ssize_t len;
+	int fd;
+
+	snprintf(name, sizeof(name), "%d/stat", tid);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ESRCH)
+			return;
+		die("%s: open %s: %m", rf->name, name);
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len < 0 && errno != ESRCH)
+		die("%s: read %s: %m", rf->name, name);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	rf->stat_reads++;
+	rf->stat_bytes += len;
+	r = rec_push(rf);
+	if (parse_stat(buf, r))
+		die("%s: cannot parse %s: %s", rf->name, name, buf);
+	r->tgid = tgid;
+}
+
+static void refresh_reset(struct refresh *rf)
+{
+	rf->n = 0;
+	rf->calls = rf->stat_reads = rf->stat_bytes = rf->missing_fields = 0;
+}
+
+static inline void read_task_stat(void *arg, DIR *task_dir, int pid, int tid)
+{
+	read_stat_at(arg, dirfd(task_dir), tid, pid);
+	errno = 0;	/* a task that exited meanwhile left ENOENT/ESRCH */
+}
+
+/* Baseline: the htop walk, reading each task's stat in its task directory. */
+static long refresh_walk(void *arg)
+{
+	struct refresh *rf = arg;
+
+	refresh_reset(rf);
+	for_each_proc_task(read_task_stat, rf);
+	return rf->n;
+}
+
+/* The issue's shortcut: PIDMAP_ALL_TASKS, then /proc/TID/stat. */
+static long refresh_pidmap(void *arg)
+{
+	struct refresh *rf = arg;
+	long n, i;
+
+	refresh_reset(rf);
+	n = pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
+	rf->calls = n / IDBUF_CAP + 1;
+	for (i = 0; i < n; i++)
+		read_stat_at(rf, proc_fd, idbuf[i], 0);
+	return rf->n;
+}
+
+/* PIDMAP_PROC, PIDMAP_TASKS per process, /proc/TGID/task/TID/stat. */
+static long refresh_pidmap_grouped(void *arg)
+{
+	struct refresh *rf = arg;
+	long np, p;
+
+	refresh_reset(rf);
+	np = pidmap_all(0, PIDMAP_PROC, idbuf, NULL);
+	rf->calls = np / IDBUF_CAP + 1;
+	for (p = 0; p < np; p++) {
+		long nt = pidmap_all(idbuf[p], PIDMAP_TASKS, idbuf2, NULL), t;
+		char path[24];
+		int task_fd;
+
+		rf->calls += nt / IDBUF_CAP + 1;
+		if (!nt)
+			continue;
+		/* As the walk does: stat files relative to the task directory. */
+		snprintf(path, sizeof(path), "%d/task", idbuf[p]);
+		task_fd = openat(proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		rf->calls += 2;
+		if (task_fd < 0) {
+			if (errno == ENOENT)	/* exited meanwhile */
+				continue;
+			die("%s: open /proc/%s: %m", rf->name, path);
+		}
+		for (t = 0; t < nt; t++)
+			read_stat_at(rf, task_fd, idbuf2[t], idbuf[p]);
+		close(task_fd);
+	}
+	return rf->n;
+}
+
+#define INFO_CAP REC_CAP
+static struct bench_task_info infobuf[INFO_CAP];
+
+static long pidmap_info_at(int start, struct bench_task_info *buf,
+			   unsigned int count, unsigned int flags)
+{
+	struct bench_info_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.start = start;
+	req.info_size = sizeof(*buf);
+	req.info_mask = REFRESH_INFO_MASK;
+	return sys_pidmap(&req, (int *)buf, count, flags | PIDMAP_INFO);
+}
+
+/* Up to INFO_CAP records into infobuf, from tid @start on, or die. */
+static long info_chunk(int start)
+{
+	long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS);
+
+	if (r < 0)
+		die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
+	if (r > INFO_CAP)
+		die("pidmap returned %ld > count %u records", r, INFO_CAP);
+	return r;
+}
+
+/* Bulk: pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records. */
+static long refresh_bulk(void *arg)
+{
+	struct refresh *rf = arg;
+	int start = 0;
+
+	refresh_reset(rf);
+	for (;;) {
+		long r = info_chunk(start), i;
+
+		rf->calls++;
+		for (i = 0; i < r; i++) {
+			const struct bench_task_info *in = &infobuf[i];
+			struct task_rec *out = rec_push(rf);
+
+			if ((in->mask & REFRESH_INFO_MASK) != REFRESH_INFO_MASK)
+				rf->missing_fields++;
+			out->tid = in->tid;
+			out->tgid = in->tgid;
+			out->ppid = in->ppid;
+			out->state = (char)in->state;
+			out->utime = in->utime_ns / ns_per_tick;
+			out->stime = in->stime_ns / ns_per_tick;
+			out->start_time = in->start_time_ns / ns_per_tick;
+			out->rss = (long)in->rss_pages;
+			memcpy(out->comm, in->comm, sizeof(in->comm));
+			out->comm[sizeof(in->comm)] = '\0';
+		}
+		if (r < INFO_CAP)
+			return rf->n;
+		start = infobuf[r - 1].tid + 1;
+	}
+}
+
+/*
+ * The bulk call alone, without turning the records into the refresh's:
+ * its cost per record is the kernel's, comparable with the per-id cost of
+ * plain PIDMAP_ALL_TASKS.
+ */
+static long refresh_bulk_call(void *arg)
+{
+	long total = 0;
+	int start = 0;
+
+	(void)arg;
+	for (;;) {
+		long r = info_chunk(start);
+
+		total += r;
+		if (r < INFO_CAP)
+			return total;
+		start = infobuf[r - 1].tid + 1;
+	}
+}
+
+/*
+ * Probe PIDMAP_INFO with a count-0 call: 0 means supported; a kernel with
+ * pidmap but without PIDMAP_INFO rejects the flag (EINVAL) or the longer
+ * request (E2BIG).  Anything else is a broken kernel: stop.
+ */
+static void probe_info(void)
+{
+	long r;
+
+	if (!have_pidmap)
+		return;
+	r = pidmap_info_at(0, NULL, 0, PIDMAP_ALL_TASKS);
+	if (r == 0)
+		have_info = true;
+	else if (errno == EINVAL || errno == E2BIG)
+		info_errno = errno;
+	else
+		die("PIDMAP_INFO probe: expected 0, EINVAL or E2BIG, got %ld (%m)", r);
+}
+
+/* ---- The cross-check ---- */
+
+static int cmp_rec_tid(const void *a, const void *b)
+{
+	const struct task_rec *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static bool in_pop(const struct pop *p, int tgid)
+{
+	long i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->pids[i] == tgid)
+			return true;
+	return false;
+}
+
+/*
+ * Group sums of the baseline's per-thread cputime: the walk lists each
+ * group's threads together, so sum every run of one tgid.
+ */
+static void group_sums(struct refresh *rf)
+{
+	long i = 0, j, k;
+
+	while (i < rf->n) {
+		unsigned long long u = 0, s = 0;
+
+		for (j = i; j < rf->n && rf->recs[j].tgid == rf->recs[i].tgid; j++) {
+			u += rf->recs[j].utime;
+			s += rf->recs[j].stime;
+		}
+		for (k = i; k < j; k++) {
+			rf->recs[k].gutime = u;
+			rf->recs[k].gstime = s;
+			rf->recs[k].gthreads = j - i;
+		}
+		i = j;
+	}
+}
+
+/*
+ * Kernel threads only: stat shows a kernel thread's full name where
+ * task->comm keeps its first 15 bytes (e.g. "rcu_exp_gp_kthread_worker"),
+ * and a workqueue worker as "comm-desc" or "comm+desc", the description
+ * changing as the worker moves between queues; records carry task->comm.
+ * So compare 15 bytes of a longer name, and a kworker's name before its
+ * suffix.
+ */
+static bool comm_matches(const struct task_rec *a, const struct task_rec *b)
+{
+	const size_t comm_max = 15;	/* TASK_COMM_LEN - 1 */
+	size_t la, lb;
+
+	if (!strcmp(a->comm, b->comm))
+		return true;
+	if (a->ppid != 2 && a->tid != 2)
+		return false;
+	la = strlen(a->comm);
+	lb = strlen(b->comm);
+	if (((la == comm_max && lb > la) || (lb == comm_max && la > lb)) &&
+	    !strncmp(a->comm, b->comm, comm_max))
+		return true;
+	if (strncmp(a->comm, "kworker/", 8) || strncmp(b->comm, "kworker/", 8))
+		return false;
+	la = strcspn(a->comm, "-+");
+	lb = strcspn(b->comm, "-+");
+	return la == lb && !strncmp(a->comm, b->comm, la);
+}
+
+#define MAX_REPORTED 12
+
+static int check_report(const char *name, const char *variant, int *shown,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int check_report(const char *name, const char *variant, int *shown,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	if ((*shown)++ >= MAX_REPORTED)
+		return 1;
+	fflush(stdout);
+	fprintf(stderr, "  %s: %s: ", name, variant);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/*
+ * Compare @b with the baseline @a (both sorted by tid).  Fields of the
+ * workload (the case's sleeping tasks) must match exactly.  Elsewhere a
+ * running task's state may change and its cputime grow: by at most the
+ * @slack ticks that passed during the check (per thread for group sums);
+ * the checking process's own rss and state are not compared.  Returns the
+ * number of differences.
+ */
+static long compare_refresh(const char *name, const struct refresh *a,
+			    const struct refresh *b, const struct pop *work,
+			    unsigned long long slack)
+{
+	pid_t self = getpid();
+	long i = 0, j = 0, bad = 0;
+	int shown = 0;
+
+	if (b->missing_fields)
+		bad += check_report(name, b->name, &shown,
+				    "%ld records lack a requested field", b->missing_fields);
+	while (i < a->n || j < b->n) {
+		const struct task_rec *x = i < a->n ? &a->recs[i] : NULL;
+		const struct task_rec *y = j < b->n ? &b->recs[j] : NULL;
+		unsigned long long xu, lim;
+		bool exact, own;
+
+		if (!y || (x && x->tid < y->tid)) {
+			bad += check_report(name, b->name, &shown,
+					    "tid %d (%s, tgid %d) only in the walk",
+					    x->tid, x->comm, x->tgid);
+			i++;
+			continue;
+		}
+		if (!x || y->tid < x->tid) {
+			bad += check_report(name, b->name, &shown,
+					    "tid %d (%s) only in this variant",
+					    y->tid, y->comm);
+			j++;
+			continue;
+		}
+		i++;
+		j++;
+		own = x->tgid == self;
+		exact = in_pop(work, x->tgid);
+		if (y->tgid != 0 && y->tgid != x->tgid)
+			bad += check_report(name, b->name, &shown, "tid %d: tgid %d, walk %d",
+					    x->tid, y->tgid, x->tgid);
+		if (y->ppid != x->ppid)
+			bad += check_report(name, b->name, &shown, "tid %d: ppid %d, walk %d",
+					    x->tid, y->ppid, x->ppid);
+		if (!comm_matches(x, y))
+			bad += check_report(name, b->name, &shown, "tid %d: comm \"%s\", walk \"%s\"",
+					    x->tid, y->comm, x->comm);
+		if (y->start_time != x->start_time)
+			bad += check_report(name, b->name, &shown,
+					    "tid %d: start_time %llu, walk %llu",
+					    x->tid, y->start_time, x->start_time);
+		if (exact && (x->state != 'S' || y->state != 'S'))
+			bad += check_report(name, b->name, &shown,
+					    "tid %d: a sleeping workload task in state %c, walk %c",
+					    x->tid, y->state, x->state);
+		else if (!own && y->state != x->state && x->state != 'R' && y->state != 'R')
+			bad += check_report(name, b->name, &shown, "tid %d (%s): state %c, walk %c",
+					    x->tid, x->comm, y->state, x->state);
+		if (!own && y->rss != x->rss)
+			bad += check_report(name, b->name, &shown, "tid %d (%s): rss %ld, walk %ld",
+					    x->tid, x->comm, y->rss, x->rss);
+		if (own)
+			continue;
+		if (b->group_cputime) {
+			/*
+			 * The group's utime + stime is the sum of its threads'
+			 * (each adjusted total is its runtime), but the split
+			 * between the two is scaled on the group's totals, and
+			 * every value is truncated to ticks on its own: compare
+			 * the totals, within 2 ticks per thread.
+			 */
+			xu = x->gutime + x->gstime;
+			lim = (unsigned long long)x->gthreads * (exact ? 2 : slack + 2);
+			if ((y->utime + y->stime > xu ? y->utime + y->stime - xu :
+			     xu - y->utime - y->stime) > lim)
+				bad += check_report(name, b->name, &shown,
+						    "tid %d (%s): group utime+stime %llu, walk's sum over %ld threads %llu (allowed difference %llu)",
+						    x->tid, x->comm, y->utime + y->stime,
+						    x->gthreads, xu, lim);
+			continue;
+		}
+		lim = exact ? 0 : slack;
+		if ((y->utime > x->utime ? y->utime - x->utime : x->utime - y->utime) > lim ||
+		    (y->stime > x->stime ? y->stime - x->stime : x->stime - y->stime) > lim)
+			bad += check_report(name, b->name, &shown,
+					    "tid %d (%s): utime/stime %llu/%llu, walk %llu/%llu (allowed difference %llu)",
+					    x->tid, x->comm, y->utime, y->stime,
+					    x->utime, x->stime, lim);
+	}
+	return bad;
+}
+
+/*
+ * One untimed pass of every variant, back to back, then compare each with
+ * the walk.  Tasks outside the workload may come and go (kernel workers):
+ * the pass is repeated up to 3 times; the case fails unless one is clean.
+ */
+static bool refresh_check(const char *name, struct refresh **v, int nv,
+			  const struct pop *work)
+{
+	static const enum_fn fns[] = {
+		refresh_walk, refresh_pidmap, refresh_pidmap_grouped, refresh_bulk,
+	};
+	int attempt, k;
+
+	for (attempt = 1; attempt <= 3; attempt++) {
+		uint64_t t0 = now_ns();
+		unsigned long long slack;
+		long bad = 0;
+
+		for (k = 0; k < nv; k++)
+			if (v[k])
+				fns[k](v[k]);
+		slack = (now_ns() - t0) / ns_per_tick + 2;
+		group_sums(v[0]);
+		for (k = 0; k < nv; k++)
+			if (v[k])
+				qsort(v[k]->recs, v[k]->n, sizeof(struct task_rec), cmp_rec_tid);
+		for (k = 1; k < nv; k++)
+			if (v[k])
+				bad += compare_refresh(name, v[0], v[k], work, slack);
+		if (!bad) {
+			note("  %s: cross-check: %ld records agree field by field (attempt %d, cputime slack %llu ticks)\n",
+			     name, v[0]->n, attempt, slack);
+			return true;
+		}
+		fflush(stdout);
+		fprintf(stderr, "pidmap-bench: %s: cross-check attempt %d: %ld difference(s)\n",
+			name, attempt, bad);
+	}
+	fprintf(stderr, "pidmap-bench: ERROR: %s: the variants' records disagree\n", name);
+	failures++;
+	return false;
+}
+
+static struct task_rec recs_walk[REC_CAP], recs_pidmap[REC_CAP],
+		       recs_grouped[REC_CAP], recs_bulk[REC_CAP];
+
+/* Bulk ns and records of refresh_250, for the per-record cost. */
+static double refresh_small_new = -1, refresh_small_base, refresh_small_pidmap = -1,
+	      refresh_small_call = -1;
+static long refresh_small_n;
+
+static void ratio_json(char *buf, size_t size, const char *key, double base,
+		       const struct side *s)
+{
+	double m;
+
+	if (!s) {
+		snprintf(buf, size, ", \"%s_ns\": null, \"%s_ratio\": null", key, key);
+		return;
+	}
+	m = median(s->samples, opt.rounds);
+	snprintf(buf, size, ", \"%s_ns\": %.1f, \"%s_ratio\": %.3f", key, m, key, base / m);
+}
+
+static void refresh_case(const char *name, double target, const struct pop *work,
+			 bool small)
+{
+	struct refresh walk = { "walk", false, recs_walk, 0, 0, 0, 0, 0 };
+	struct refresh pm = { "pidmap", true, recs_pidmap, 0, 0, 0, 0, 0 };
+	struct refresh grp = { "pidmap_grouped", false, recs_grouped, 0, 0, 0, 0, 0 };
+	struct refresh bulk = { "bulk", false, recs_bulk, 0, 0, 0, 0, 0 };
+	struct side sw = { .fn = refresh_walk, .arg = &walk };
+	struct side sp = { .fn = refresh_pidmap, .arg = &pm };
+	struct side sg = { .fn = refresh_pidmap_grouped, .arg = &grp };
+	struct side sk = { .fn = refresh_bulk, .arg = &bulk };
+	struct side sc = { .fn = refresh_bulk_call };
+	struct side *v[5] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
+			      have_info ? &sk : NULL, have_info ? &sc : NULL };
+	struct refresh *rv[4] = { &walk, v[1] ? &pm : NULL, v[2] ? &grp : NULL,
+				  v[3] ? &bulk : NULL };
+	char pj[192], gj[192], cj[160], bulk_state[64], per[320] = "";
+	struct result *r = add_result(name, target, false);
+	struct cost cw = { 0 };
+
+	if (!have_pidmap)
+		snprintf(bulk_state, sizeof(bulk_state), "absent: no pidmap (ENOSYS)");
+	else if (!have_info)
+		snprintf(bulk_state, sizeof(bulk_state), "absent: no PIDMAP_INFO (%s)",
+			 info_errno == E2BIG ? "E2BIG" : "EINVAL");
+	else
+		snprintf(bulk_state, sizeof(bulk_state), "present");
+	note("%s: timing the walk%s%s ...\n", name,
+	     have_pidmap ? ", pidmap + stat, pidmap grouped + stat" : "",
+	     have_info ? ", bulk" : "");
+	run_sides(v, 5);
+	r->base_ns = median(sw.samples, opt.rounds);
+	r->base_iters = sw.iters;
+	r->agree = refresh_check(name, rv, 4, work);
+	r->entries = walk.n;
+	cost_proc_tasks(&cw);
+	r->base_sys = cw.syscalls + 3 * walk.stat_reads;
+	r->base_bytes = cw.bytes + walk.stat_bytes;
+	if (v[3]) {
+		r->new_ns = median(sk.samples, opt.rounds);
+		r->ratio = r->base_ns / r->new_ns;
+		r->new_iters = sk.iters;
+		r->new_entries = bulk.n;
+		r->new_sys = bulk.calls;
+		r->new_bytes = bulk.n * (long)sizeof(struct bench_task_info);
+	}
+	ratio_json(pj, sizeof(pj), "pidmap", r->base_ns, v[1]);
+	ratio_json(gj, sizeof(gj), "pidmap_grouped", r->base_ns, v[2]);
+	ratio_json(cj, sizeof(cj), "bulk_call", r->base_ns, v[4]);
+	if (small) {
+		refresh_small_n = walk.n;
+		refresh_small_base = r->base_ns;
+		refresh_small_new = r->new_ns;
+		refresh_small_pidmap = v[1] ? median(sp.samples, opt.rounds) : -1;
+		refresh_small_call = v[4] ? median(sc.samples, opt.rounds) : -1;
+	} else if (refresh_small_n && walk.n > refresh_small_n) {
+		/* Per record above the small case, so a call's fixed cost drops out. */
+		double dn = (double)(walk.n - refresh_small_n);
+		int len = snprintf(per, sizeof(per), ", \"baseline_ns_per_record\": %.1f",
+				   (r->base_ns - refresh_small_base) / dn);
+
+		if (v[1] && refresh_small_pidmap >= 0)
+			len += snprintf(per + len, sizeof(per) - len,
+					", \"pidmap_ns_per_record\": %.1f",
+					(median(sp.samples, opt.rounds) - refresh_small_pidmap) / dn);
+		if (v[3] && refresh_small_new >= 0)
+			len += snprintf(per + len, sizeof(per) - len,
+					", \"new_ns_per_record\": %.2f",
+					(r->new_ns - refresh_small_new) / dn);
+		if (v[4] && refresh_small_call >= 0)
+			snprintf(per + len, sizeof(per) - len,
+				 ", \"bulk_call_ns_per_record\": %.2f",
+				 (median(sc.samples, opt.rounds) - refresh_small_call) / dn);
+	}
+	if (v[1])
+		snprintf(pj + strlen(pj), sizeof(pj) - strlen(pj),
+			 ", \"pidmap_syscalls\": %ld", pm.calls + 3 * pm.stat_reads);
+	if (v[2])
+		snprintf(gj + strlen(gj), sizeof(gj) - strlen(gj),
+			 ", \"pidmap_grouped_syscalls\": %ld", grp.calls + 3 * grp.stat_reads);
+	snprintf(r->extra, sizeof(r->extra),
+		 "%s%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
+		 pj, gj, cj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
+	note("%s: %ld tasks: walk %.0f ns, pidmap + stat %s, pidmap grouped + stat %s, bulk %s\n",
+	     name, walk.n, r->base_ns,
+	     v[1] ? "measured" : "n/a (no pidmap)", v[2] ? "measured" : "n/a (no pidmap)",
+	     v[3] ? "measured" : bulk_state);
+}
+
+static void case_refresh(void)
+{
+	struct pop p = { 0 };
+
+	if (want_case("refresh_250")) {
+		spawn_about(&p, 250, 130);
+		refresh_case("refresh_250", 5, &p, true);
+		pop_kill(&p);
+	}
+	if (want_case("refresh_10k")) {
+		long nprocs = opt.procs / 100;
+
+		make_room(opt.procs);
+		spawn_procs(&p, nprocs, 100);
+		note("  system: %ld processes, %ld tasks\n", walk_proc_root(NULL),
+		     walk_proc_tasks(NULL));
+		refresh_case("refresh_10k", 10, &p, false);
+		pop_kill(&p);
+	}
 }
 
 /* The JSON fields both tgid_scale results carry: the load and the drift. */
@@ -1230,7 +2005,8 @@ static void usage(int status)
 		"  --case NAME   run only cases whose name starts with NAME (repeatable)\n"
 		"  --threads N   threads of tgid_scale_100k_threads (default 100000;\n"
 		"                also PIDMAP_BENCH_THREADS)\n"
-		"  --procs N     processes of procs_only_10k, tasks of tasks_all_10k (default 10000)\n");
+		"  --procs N     processes of procs_only_10k, tasks of tasks_all_10k and\n"
+		"                refresh_10k (N/100 processes x 100 threads; default 10000)\n");
 	exit(status);
 }
 
@@ -1250,7 +2026,8 @@ int main(int argc, char **argv)
 {
 	static const char *cases[] = {
 		"fds_4", "fds_1000", "tasks_all_250", "tasks_grouped_250",
-		"procs_only_10k", "tasks_all_10k", "tgid_scale_100k_threads",
+		"procs_only_10k", "tasks_all_10k", "refresh_250", "refresh_10k",
+		"tgid_scale_100k_threads",
 	};
 	long threads = -1, procs = -1, min_us = -1;
 	const char *env;
@@ -1315,10 +2092,17 @@ int main(int argc, char **argv)
 	atexit(restore_sysctls);
 
 	probe();
+	probe_info();
+	ns_per_tick = 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		die("open /proc: %m");
 	if (uname(&u))
 		die("uname: %m");
-	note("pidmap-bench: kernel %s, pidmap %s, fdmap %s, %d rounds, min sample %ld us%s\n",
+	note("pidmap-bench: kernel %s, pidmap %s, PIDMAP_INFO %s, fdmap %s, %d rounds, min sample %ld us%s\n",
 	     u.release, have_pidmap ? "present" : "absent (ENOSYS)",
+	     have_info ? "present" : !have_pidmap ? "absent (ENOSYS)" :
+	     info_errno == E2BIG ? "absent (E2BIG)" : "absent (EINVAL)",
 	     have_fdmap ? "present" : "absent (ENOSYS)", opt.rounds,
 	     opt.min_sample_ns / 1000, opt.quick ? ", quick" : "");
 
@@ -1327,6 +2111,7 @@ int main(int argc, char **argv)
 	case_250();
 	case_procs_only();
 	case_tasks_10k();
+	case_refresh();
 	case_tgid_scale();
 
 	print_table();

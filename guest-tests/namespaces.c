@@ -23,8 +23,8 @@
  * by identity rather than by number.
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
+#include "parked_process.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -51,73 +51,12 @@ static struct shared {
 
 static int release_rd, release_wr;	/* EOF on release_rd: tear down */
 
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define check(ok, ...) pt_check(&sh->checks, &sh->failures, (ok), __VA_ARGS__)
 
-static void check(int ok, const char *fmt, ...)
-{
-	__atomic_fetch_add(&sh->checks, 1, __ATOMIC_RELAXED);
-	if (!ok) {
-		char buf[512];
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(buf, sizeof(buf), fmt, ap);
-		va_end(ap);
-		pt_err("%s", buf);
-		__atomic_fetch_add(&sh->failures, 1, __ATOMIC_RELAXED);
-	}
-}
-
-static void wait_release(void)
-{
-	char c;
-
-	while (read(release_rd, &c, 1) < 0 && errno == EINTR)
-		;
-}
-
-static void *parked(void *arg)
-{
-	(void)arg;
-	wait_release();
-	return NULL;
-}
-
-/* A sleeper process; `threads` extra threads, and a byte on `ready` once up. */
+/* A sleeper process with @threads extra threads, up once this returns. */
 static pid_t sleeper(int threads)
 {
-	int p[2];
-	pid_t pid;
-	char c = 0;
-
-	if (pipe(p))
-		pt_die("pipe");
-	pid = fork();
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		int i;
-
-		/* Holding the write end would keep the release from coming. */
-		if (release_wr >= 0)
-			close(release_wr);
-		for (i = 0; i < threads; i++) {
-			pthread_t t;
-
-			if (pthread_create(&t, NULL, parked, NULL))
-				pt_die("pthread_create");
-		}
-		if (write(p[1], &c, 1) != 1)
-			pt_die("write");
-		wait_release();
-		_exit(0);
-	}
-	/* Checks must not start before the threads exist. */
-	if (read(p[0], &c, 1) != 1)
-		pt_die("sleeper %d did not start", pid);
-	close(p[0]);
-	close(p[1]);
-	return pid;
+	return parked_process(threads, release_rd, release_wr, NULL, NULL);
 }
 
 static void list(pid_t pid, unsigned int flags, unsigned int chunk, struct pt_ids *out,
@@ -326,7 +265,7 @@ static void build_level(int level, int ready_wr)
 		if (write(ready_wr, &c, 1) != 1)
 			pt_die("write");
 		close(ready_wr);
-		wait_release();
+		parked_wait_release(release_rd);
 		for (i = 0; i < nkids; i++)
 			if (waitpid(kids[i], &status, 0) != kids[i])
 				pt_die("waitpid");

@@ -28,9 +28,9 @@
  * an independent reference in the kselftests (Tgid of every task).
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
+#include "parked_process.h"
 
 #include <grp.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -67,59 +67,30 @@ static struct shared {
 
 static int release[2];
 
-static void wait_release(void)
-{
-	char c;
+struct identity {
+	uid_t uid;
+	int dumpable;
+};
 
-	while (read(release[0], &c, 1) < 0 && errno == EINTR)
-		;
-}
-
-static void *parked(void *arg)
+/* A parked process's setup: become @arg's uid, dumpable or not. */
+static void become(void *arg)
 {
-	(void)arg;
-	wait_release();
-	return NULL;
+	const struct identity *who = arg;
+
+	if (who->uid != getuid()) {
+		if (setgroups(0, NULL) || setgid(who->uid) || setuid(who->uid))
+			pt_die("become %d", (int)who->uid);
+	}
+	if (prctl(PR_SET_DUMPABLE, who->dumpable, 0, 0, 0))
+		pt_die("PR_SET_DUMPABLE");
 }
 
 /* A process with @threads extra threads, as @uid, dumpable or not. */
 static pid_t spawn_idler(uid_t uid, int threads, int dumpable)
 {
-	int p[2];
-	pid_t pid;
-	char c = 0;
+	struct identity who = { uid, dumpable };
 
-	if (pipe(p))
-		pt_die("pipe");
-	pid = fork();
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		int i;
-
-		close(release[1]);
-		if (uid != getuid()) {
-			if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
-				pt_die("become %d", (int)uid);
-		}
-		if (prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0))
-			pt_die("PR_SET_DUMPABLE");
-		for (i = 0; i < threads; i++) {
-			pthread_t t;
-
-			if (pthread_create(&t, NULL, parked, NULL))
-				pt_die("pthread_create");
-		}
-		if (write(p[1], &c, 1) != 1)
-			pt_die("write");
-		wait_release();
-		_exit(0);
-	}
-	if (read(p[0], &c, 1) != 1)
-		pt_die("idler %d did not start", pid);
-	close(p[0]);
-	close(p[1]);
-	return pid;
+	return parked_process(threads, release[0], release[1], become, &who);
 }
 
 /* The union of the readable <root>/PID/task directories. */

@@ -89,6 +89,26 @@ __attribute__((format(printf, 1, 2), noreturn, unused)) static void pt_die(const
 	exit(KSFT_FAIL);
 }
 
+/*
+ * One check of a test that counts its checks: adds 1 to *@checks and, if
+ * !@ok, 1 to *@failures and prints the message.  Atomic, so the counters
+ * may live in memory that forked processes share.
+ */
+__attribute__((format(printf, 4, 5), unused))
+static void pt_check(unsigned long *checks, unsigned long *failures, int ok,
+		     const char *fmt, ...)
+{
+	__atomic_fetch_add(checks, 1, __ATOMIC_RELAXED);
+	if (!ok) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		pt_msg("FAIL", fmt, ap);
+		va_end(ap);
+		__atomic_fetch_add(failures, 1, __ATOMIC_RELAXED);
+	}
+}
+
 static inline const char *pt_errname(int e)
 {
 	switch (e) {

@@ -54,21 +54,7 @@ _Static_assert(sizeof(void *) == 4, "compat32 must be built 32-bit");
 
 static unsigned long checks, failures;
 
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	checks++;
-	if (!ok) {
-		char buf[512];
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(buf, sizeof(buf), fmt, ap);
-		va_end(ap);
-		failures++;
-		pt_err("%s", buf);
-	}
-}
+#define check(ok, ...) pt_check(&checks, &failures, (ok), __VA_ARGS__)
 
 /* r == -1 with errno @want. */
 #define EXPECT_ERR(want, call) do {					\

@@ -10,13 +10,20 @@
 //!
 //! `--json PATH` writes `{"clock", "boots": [one object per boot, as the
 //! program printed it], "median": {case: the boot-median of every numeric
-//! field, plus `ratio_min`, `ratio_max` and `boots`}}`.
+//! field, plus `<ratio>_min`, `<ratio>_max` for every ratio and `boots`}}`.
+//!
+//! The refresh cases (a top-style refresh of every task's stat fields) time
+//! more than two variants: besides `baseline_ns` and `new_ns` (the bulk
+//! records) they carry `pidmap_ns`/`pidmap_ratio` (pidmap ids +
+//! `/proc/TID/stat`) and `pidmap_grouped_ns`/`pidmap_grouped_ratio`; a
+//! second table shows them side by side.
 
 use crate::guest;
 use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
 use crate::run::{step, timed};
+use crate::stats::median;
 use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -33,11 +40,16 @@ const CASE_ORDER: &[&str] = &[
     "tasks_all_10k",
     "tasks_grouped_250",
     "procs_only_10k",
+    "refresh_250",
+    "refresh_10k",
     "fds_4",
     "fds_1000",
     "tgid_scale_100k_threads_pidmap",
     "tgid_scale_100k_threads_readdir",
 ];
+
+/// The ratios whose min–max over the boots the summary keeps.
+const RATIO_KEYS: &[&str] = &["ratio", "pidmap_ratio", "pidmap_grouped_ratio"];
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -90,29 +102,24 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for boot in 1..=args.boots {
         step(format!("benchmark boot {boot} of {}", args.boots));
         let label = format!("bench-{flavor}-{boot}");
-        let (outcome, log) = qemu::run_in_guest(
-            &kernel,
-            &args.kernel,
-            clock,
-            std::slice::from_ref(&bin),
-            &command,
-            &label,
-        )?;
-        let status = qemu::guest_exit_status(&outcome)?;
+        let run = qemu::run_in_guest(&kernel, &args.kernel, clock, &bin, &command, &label)?;
         // A run that failed part-way (a listing that disagreed with /proc)
         // still prints what it measured, then fails.
-        match extract_json(&log) {
+        match extract_json(&run.log) {
             Ok(results) => boots.push(results),
             Err(err) => {
-                failure =
-                    Some(err.context(format!("no benchmark results in {}", outcome.log.display())));
+                failure = Some(err.context(format!(
+                    "no benchmark results in {}",
+                    run.log_path.display()
+                )));
                 break;
             }
         }
-        if status != 0 {
+        if run.status != 0 {
             failure = Some(anyhow::anyhow!(
-                "pidmap-bench exited with status {status} in the guest; see {}",
-                outcome.log.display()
+                "pidmap-bench exited with status {} in the guest; see {}",
+                run.status,
+                run.log_path.display()
             ));
             break;
         }
@@ -125,12 +132,20 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             boots.len()
         );
         if args.instructions {
-            println!("Guest clock: instructions (-icount shift=0): 1 ns = 1 instruction.");
+            println!(
+                "Guest clock: instructions ({}): 1 ns = 1 instruction.",
+                qemu::INSTRUCTION_CLOCK_SETUP
+            );
         } else {
             println!("Guest clock: time (TCG; boots differ, so read the range).");
         }
         println!();
         print!("{}", markdown_table(&median));
+        let refresh = refresh_table(&median);
+        if !refresh.is_empty() {
+            println!();
+            print!("{refresh}");
+        }
         if let Some(path) = &args.json {
             let json = serde_json::json!({
                 "clock": if args.instructions { "instructions" } else { "time" },
@@ -145,16 +160,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match failure {
         Some(err) => Err(err),
         None => Ok(()),
-    }
-}
-
-fn median_of(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
     }
 }
 
@@ -184,17 +189,19 @@ fn summarize(boots: &[Map<String, Value>]) -> Map<String, Value> {
                 .filter_map(|c| c.get(key).and_then(Value::as_f64))
                 .collect();
             if value.is_number() && !values.is_empty() {
-                *value = Value::from(median_of(&mut values));
+                *value = Value::from(median(&mut values));
             }
         }
-        let mut ratios: Vec<f64> = cases
-            .iter()
-            .filter_map(|c| c.get("ratio").and_then(Value::as_f64))
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        if let (Some(min), Some(max)) = (ratios.first(), ratios.last()) {
-            merged.insert("ratio_min".into(), Value::from(*min));
-            merged.insert("ratio_max".into(), Value::from(*max));
+        for key in RATIO_KEYS {
+            let mut ratios: Vec<f64> = cases
+                .iter()
+                .filter_map(|c| c.get(*key).and_then(Value::as_f64))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            if let (Some(min), Some(max)) = (ratios.first(), ratios.last()) {
+                merged.insert(format!("{key}_min"), Value::from(*min));
+                merged.insert(format!("{key}_max"), Value::from(*max));
+            }
         }
         let lower = merged.get("better").and_then(Value::as_str) == Some("lower");
         if let (Some(ratio), Some(target)) = (num(&merged, "ratio"), num(&merged, "target")) {
@@ -266,8 +273,8 @@ fn int_or_na(v: &Map<String, Value>, key: &str) -> String {
     num(v, key).map_or_else(|| "n/a".to_string(), |x| format!("{x:.0}"))
 }
 
-/// One row per case; the syscall side is `n/a` on a kernel without it.
-fn markdown_table(results: &Map<String, Value>) -> String {
+/// The case names in [`CASE_ORDER`], then the others sorted.
+fn ordered_names(results: &Map<String, Value>) -> Vec<&String> {
     let mut names: Vec<&String> = CASE_ORDER
         .iter()
         .filter_map(|c| results.get_key_value(*c).map(|(k, _)| k))
@@ -278,6 +285,12 @@ fn markdown_table(results: &Map<String, Value>) -> String {
         .collect();
     rest.sort();
     names.extend(rest);
+    names
+}
+
+/// One row per case; the syscall side is `n/a` on a kernel without it.
+fn markdown_table(results: &Map<String, Value>) -> String {
+    let names = ordered_names(results);
 
     let mut out = String::from(
         "| case | ids | baseline | new | ratio (median) | min–max | target | met | syscalls (baseline / new) | bytes (baseline / new) |\n\
@@ -312,6 +325,77 @@ fn markdown_table(results: &Map<String, Value>) -> String {
             int_or_na(v, "syscalls"),
             int_or_na(v, "baseline_bytes"),
             int_or_na(v, "bytes"),
+        ));
+    }
+    out
+}
+
+/// A ratio's median with its min–max over the boots, or `n/a`.
+fn ratio_cell(v: &Map<String, Value>, key: &str) -> String {
+    match (
+        num(v, key),
+        num(v, &format!("{key}_min")),
+        num(v, &format!("{key}_max")),
+    ) {
+        (Some(r), Some(lo), Some(hi)) => format!("{r:.2}× ({lo:.2}–{hi:.2})"),
+        (Some(r), _, _) => format!("{r:.2}×"),
+        _ => "n/a".to_string(),
+    }
+}
+
+/// The refresh cases, every variant side by side (empty without them):
+/// the /proc walk, pidmap ids + `/proc/TID/stat`, pidmap grouped +
+/// `/proc/TGID/task/TID/stat`, and the bulk records, each with its ratio
+/// to the walk; then the cost per record above the small case (the bulk
+/// call alone, without turning records into the refresh's, is the
+/// kernel's cost per record).
+fn refresh_table(results: &Map<String, Value>) -> String {
+    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
+        .into_iter()
+        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
+        .filter(|(_, v)| v.contains_key("pidmap_ns"))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| case | tasks | /proc walk | pidmap + /proc/TID/stat | ratio (min–max) | \
+         pidmap grouped + task stat | ratio (min–max) | bulk records | ratio (min–max) | \
+         target | per record: walk / pidmap / bulk / bulk call alone |\n\
+         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
+    );
+    for (name, v) in rows {
+        let time = |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), human_ns);
+        let bulk = match (num(v, "new_ns"), v.get("bulk").and_then(Value::as_str)) {
+            (Some(ns), _) => human_ns(ns),
+            (None, Some(state)) => format!("n/a ({state})"),
+            (None, None) => "n/a".to_string(),
+        };
+        let target = num(v, "target").map_or_else(String::new, |t| format!("≥ {t}×"));
+        let per = if v.contains_key("baseline_ns_per_record") {
+            let cell =
+                |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), |x| format!("{x:.1}"));
+            format!(
+                "{} / {} / {} / {}",
+                cell("baseline_ns_per_record"),
+                cell("pidmap_ns_per_record"),
+                cell("new_ns_per_record"),
+                cell("bulk_call_ns_per_record")
+            )
+        } else {
+            "—".to_string()
+        };
+        let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
+        out.push_str(&format!(
+            "| {name}{} | {} | {} | {} | {} | {} | {} | {bulk} | {} | {target} | {per} |\n",
+            if agree { "" } else { " (**records disagree**)" },
+            int_or_na(v, "entries"),
+            time("baseline_ns"),
+            time("pidmap_ns"),
+            ratio_cell(v, "pidmap_ratio"),
+            time("pidmap_grouped_ns"),
+            ratio_cell(v, "pidmap_grouped_ratio"),
+            ratio_cell(v, "ratio"),
         ));
     }
     out
@@ -370,6 +454,52 @@ mod tests {
         let m = summarize(&[boot(50.0, 1.0, true), boot(50.0, 1.0, false)]);
         assert_eq!(m["fds_4"]["agree"], false);
         assert!(markdown_table(&m).contains("**ids disagree**"));
+    }
+
+    fn refresh_boot(bulk: Option<f64>, pidmap: f64) -> Map<String, Value> {
+        let new = bulk.map_or(Value::Null, Value::from);
+        let ratio = bulk.map_or(Value::Null, |b| Value::from(1000.0 / b));
+        let v = serde_json::json!({"refresh_10k": {"baseline_ns": 1000.0, "new_ns": new,
+            "ratio": ratio, "target": 10, "better": "higher", "entries": 10000,
+            "pidmap_ns": pidmap, "pidmap_ratio": 1000.0 / pidmap,
+            "pidmap_grouped_ns": null, "pidmap_grouped_ratio": null,
+            "bulk": if bulk.is_some() { "present" } else { "absent: no PIDMAP_INFO (EINVAL)" },
+            "baseline_ns_per_record": 99.5}});
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn refresh_rows_show_every_variant_with_ranges() {
+        let m = summarize(&[
+            refresh_boot(Some(100.0), 800.0),
+            refresh_boot(Some(50.0), 1000.0),
+            refresh_boot(Some(40.0), 500.0),
+        ]);
+        let c = m["refresh_10k"].as_object().unwrap();
+        assert_eq!(c["ratio"], 20.0);
+        assert_eq!(c["pidmap_ratio_min"], 1.0);
+        assert_eq!(c["pidmap_ratio_max"], 2.0);
+        assert_eq!(c["met"], true);
+        let table = refresh_table(&m);
+        assert!(table.contains(
+            "| refresh_10k | 10000 | 1.0 µs | 800 ns | 1.25× (1.00–2.00) | n/a | n/a | 50 ns | 20.00× (10.00–25.00) | ≥ 10× | 99.5 / n/a / n/a / n/a |"
+        ), "{table}");
+        // Cases without a pidmap_ns key have no refresh table.
+        assert!(refresh_table(&summarize(&[boot(50.0, 1.0, true)])).is_empty());
+    }
+
+    #[test]
+    fn refresh_without_bulk_says_why() {
+        let m = summarize(&[refresh_boot(None, 800.0)]);
+        let table = refresh_table(&m);
+        assert!(
+            table.contains("| n/a (absent: no PIDMAP_INFO (EINVAL)) | n/a |"),
+            "{table}"
+        );
+        assert!(m["refresh_10k"]
+            .get("met")
+            .and_then(Value::as_bool)
+            .is_none());
     }
 
     #[test]

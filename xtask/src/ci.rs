@@ -129,9 +129,19 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             "qemu-test (unpatched: crate fallback)",
             Box::new(|| suite(&kernel(false, true))),
         ));
+        let upstream_on_debug = !args.no_debug;
         stages.push((
-            "upstream selftests, unpatched vs patched",
-            Box::new(|| crate::upstream::run(&crate::upstream::UpstreamArgs { kernel_src: None })),
+            if upstream_on_debug {
+                "upstream selftests, unpatched vs patched and patched debug"
+            } else {
+                "upstream selftests, unpatched vs patched"
+            },
+            Box::new(move || {
+                crate::upstream::run(&crate::upstream::UpstreamArgs {
+                    kernel_src: None,
+                    debug: upstream_on_debug,
+                })
+            }),
         ));
         // Deterministic instruction counts, so a gate cannot flake on host
         // noise; both kernels are built and cached by the stages above.

@@ -17,6 +17,7 @@ use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu::{self, GuestClock};
 use crate::run::{step, timed};
+use crate::stats::median;
 use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -71,16 +72,6 @@ fn parse_sample(log: &str) -> Result<Sample> {
         fork_exit: field("fork_exit_ns")?,
         thread: field("pthread_create_join_ns")?,
     })
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
 }
 
 /// (max - min) / median: how far boots of one kernel disagree.
@@ -176,23 +167,16 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
             let flavor = kernel.flavor.name();
             let label = format!("forkcost-{flavor}");
             step(format!("boot {boot}/{}: {flavor}", args.boots));
-            let (outcome, log) = qemu::run_in_guest(
-                kernel,
-                k,
-                clock,
-                std::slice::from_ref(&bin),
-                &command,
-                &label,
-            )?;
-            let status = qemu::guest_exit_status(&outcome)?;
-            if status != 0 {
+            let run = qemu::run_in_guest(kernel, k, clock, &bin, &command, &label)?;
+            if run.status != 0 {
                 bail!(
-                    "forkcost exited with status {status}; see {}",
-                    outcome.log.display()
+                    "forkcost exited with status {}; see {}",
+                    run.status,
+                    run.log_path.display()
                 );
             }
             let sample =
-                parse_sample(&log).with_context(|| format!("in {}", outcome.log.display()))?;
+                parse_sample(&run.log).with_context(|| format!("in {}", run.log_path.display()))?;
             step(format!("{flavor}: {sample:?}"));
             out.push(sample);
         }
@@ -213,10 +197,7 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
         ),
     ];
     let (unit, how) = match clock {
-        GuestClock::Instructions => (
-            "instructions",
-            "TCG -icount shift=0, one vCPU, nokaslr norandmaps",
-        ),
+        GuestClock::Instructions => ("instructions", qemu::INSTRUCTION_CLOCK_SETUP),
         GuestClock::Host => ("ns", "host clock"),
     };
     println!();

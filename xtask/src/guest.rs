@@ -155,6 +155,9 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
     Ok(())
 }
 
+/// How every guest C program is compiled: static, so the guest needs no shared libraries.
+const C_FLAGS: [&str; 6] = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"];
+
 /// Compiles one C program static for `arch`, against the kernel's uapi headers.
 pub fn compile_c(
     arch: Arch,
@@ -168,12 +171,25 @@ pub fn compile_c(
     }
     let mut cmd = Command::new(arch.cc());
     with_ccache(&mut cmd);
-    cmd.args(["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"]);
+    cmd.args(C_FLAGS);
     if let Some(dir) = include {
         cmd.arg("-I").arg(dir);
     }
     cmd.arg("-isystem").arg(headers).arg("-o").arg(out).arg(src);
     run_quiet(&mut cmd).with_context(|| format!("cannot compile {}", src.display()))
+}
+
+/// The `*.c` files directly in `dir`, sorted; none if `dir` is missing.
+fn c_sources(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut sources: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    sources
 }
 
 /// Compiles every `*.c` in `dir` for `arch` into `stage/dest/`.
@@ -185,15 +201,7 @@ pub fn add_c_programs(
     headers: &Path,
 ) -> Result<usize> {
     let mut count = 0;
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Ok(0);
-    };
-    let mut sources: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    sources.sort();
-    for src in sources {
+    for src in c_sources(dir) {
         let name = src
             .file_stem()
             .unwrap_or_default()
@@ -216,18 +224,11 @@ pub fn add_c_programs(
 /// installed next to the arm64 cross compiler, so this is Debian's
 /// `i686-linux-gnu-gcc`; the x86 uapi headers serve both word sizes.
 pub fn add_c32_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -> Result<usize> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Ok(0);
-    };
-    let mut sources: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    sources.sort();
+    let sources = c_sources(dir);
     for src in &sources {
         let name = src.file_stem().unwrap_or_default().to_string_lossy();
         let mut cmd = Command::new("i686-linux-gnu-gcc");
-        cmd.args(["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"])
+        cmd.args(C_FLAGS)
             .arg("-isystem")
             .arg(headers)
             .arg("-o")

@@ -389,18 +389,34 @@ pub fn jobs() -> String {
 }
 
 fn make(src: &Path, build: &Path, arch: Arch) -> Command {
+    make_with(src, build, arch.make_vars())
+}
+
+/// `make -C src O=build` with kbuild variables such as `ARCH=`, through ccache.
+pub fn make_with(src: &Path, build: &Path, vars: &[&str]) -> Command {
     let mut cmd = Command::new("make");
     cmd.arg("-C")
         .arg(src)
         .arg(format!("O={}", build.display()))
-        .args(arch.make_vars());
+        .args(vars);
     with_ccache(&mut cmd);
     cmd
 }
 
 /// tinyconfig + our fragments, then checks that every requested option stuck.
 fn configure(src: &Path, build: &Path, arch: Arch, fragments: &[PathBuf]) -> Result<()> {
-    run_quiet(make(src, build, arch).arg("tinyconfig"))?;
+    configure_with(src, build, arch.make_vars(), fragments)
+}
+
+/// [`configure`] for any kbuild `ARCH=` (build-only targets such as i386).
+pub fn configure_with(
+    src: &Path,
+    build: &Path,
+    vars: &[&str],
+    fragments: &[PathBuf],
+) -> Result<()> {
+    fs::create_dir_all(build)?;
+    run_quiet(make_with(src, build, vars).arg("tinyconfig"))?;
     run_quiet(
         Command::new(src.join("scripts/kconfig/merge_config.sh"))
             .current_dir(src)
@@ -410,7 +426,7 @@ fn configure(src: &Path, build: &Path, arch: Arch, fragments: &[PathBuf]) -> Res
             .arg(build.join(".config"))
             .args(fragments),
     )?;
-    run_quiet(make(src, build, arch).arg("olddefconfig"))?;
+    run_quiet(make_with(src, build, vars).arg("olddefconfig"))?;
     let config = fs::read_to_string(build.join(".config"))?;
     for fragment in fragments {
         for line in fs::read_to_string(fragment)?.lines() {
@@ -481,12 +497,6 @@ pub fn patched_tree(args: &KernelArgs) -> Result<(PathBuf, fs::File)> {
     let hash = series_hash(&series()?)?;
     let tree = source_tree(Flavor::Patched, &pristine, &hash)?;
     Ok((tree, lock))
-}
-
-/// Configures `build` for `flavor` on x86_64 from `tree` (tinyconfig + fragments).
-pub fn configure_build(tree: &Path, build: &Path, flavor: Flavor) -> Result<()> {
-    fs::create_dir_all(build)?;
-    configure(tree, build, Arch::X86_64, &flavor.fragments(Arch::X86_64))
 }
 
 /// Gets, patches, configures and builds the kernel for `args`, from cache when possible.

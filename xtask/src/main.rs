@@ -19,6 +19,7 @@ mod paths;
 mod qemu;
 mod radix;
 mod run;
+mod stats;
 mod upstream;
 
 use anyhow::Result;

@@ -1,21 +1,76 @@
 //! `cargo xtask patches`: checks on the kernel series.
 
 use crate::kernel::{self, series};
-use crate::paths::xtask_dir;
+use crate::paths::{qemu_dir, xtask_dir};
 use crate::run::{self as cmd, step, timed};
 
 use crate::KernelArgs;
 use anyhow::{bail, Result};
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::process::Command;
+
+/// An architecture every patch must build for, booted or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BuildArch {
+    #[value(name = "x86_64")]
+    X86_64,
+    /// 32-bit x86: catches frame sizes and `long`/pointer widths.
+    I386,
+    Arm64,
+}
+
+impl BuildArch {
+    const ALL: [BuildArch; 3] = [BuildArch::X86_64, BuildArch::I386, BuildArch::Arm64];
+
+    fn name(self) -> &'static str {
+        match self {
+            BuildArch::X86_64 => "x86_64",
+            BuildArch::I386 => "i386",
+            BuildArch::Arm64 => "arm64",
+        }
+    }
+
+    fn make_vars(self) -> &'static [&'static str] {
+        match self {
+            BuildArch::X86_64 => &["ARCH=x86_64"],
+            BuildArch::I386 => &["ARCH=i386"],
+            BuildArch::Arm64 => &["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-"],
+        }
+    }
+
+    /// The guests' fragments; i386 is build-only and takes the base alone.
+    fn fragments(self) -> Vec<PathBuf> {
+        let own = match self {
+            BuildArch::X86_64 => Some("x86_64.config"),
+            BuildArch::I386 => None,
+            BuildArch::Arm64 => Some("arm64.config"),
+        };
+        std::iter::once("base.config")
+            .chain(own)
+            .map(|name| qemu_dir().join(name))
+            .collect()
+    }
+
+    fn image_target(self) -> &'static str {
+        match self {
+            BuildArch::X86_64 | BuildArch::I386 => "bzImage",
+            BuildArch::Arm64 => "Image",
+        }
+    }
+}
 
 #[derive(Subcommand)]
 pub enum PatchesCommand {
     /// `scripts/checkpatch.pl --strict` on every patch of the series.
     Check {
-        /// Also build each prefix of the series (each patch must build on its own).
+        /// Also build each prefix of the series (each patch must build on its
+        /// own, with no compiler warning: `KCFLAGS=-Werror`).
         #[arg(long)]
         build_each: bool,
+        /// The architectures `--build-each` builds for (default: all three).
+        #[arg(long, value_enum, value_delimiter = ',', requires = "build_each")]
+        build_arch: Vec<BuildArch>,
         #[command(flatten)]
         kernel: KernelArgs,
     },
@@ -31,10 +86,21 @@ pub enum PatchesCommand {
 
 pub fn run(command: PatchesCommand) -> Result<()> {
     match command {
-        PatchesCommand::Check { build_each, kernel } => {
+        PatchesCommand::Check {
+            build_each,
+            build_arch,
+            kernel,
+        } => {
             check_series(&kernel)?;
             if build_each {
-                build_each_prefix(&kernel)?;
+                let arches = if build_arch.is_empty() {
+                    BuildArch::ALL.to_vec()
+                } else {
+                    build_arch
+                };
+                for arch in arches {
+                    build_each_prefix(&kernel, arch)?;
+                }
             }
             Ok(())
         }
@@ -145,12 +211,13 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
     Ok(())
 }
 
-/// Builds the kernel after each patch, so a bisect never lands on a broken tree.
-fn build_each_prefix(args: &KernelArgs) -> Result<()> {
+/// Builds the kernel for `arch` after each patch, so a bisect never lands on
+/// a broken tree, and fails on any warning (checksyscalls' `#warning` too).
+fn build_each_prefix(args: &KernelArgs, arch: BuildArch) -> Result<()> {
     let patches = series()?;
     let tree = kernel::scratch_tree(args, "prefix")?;
-    let build = xtask_dir().join("linux/build-prefix");
-    kernel::configure_build(&tree, &build, kernel::Flavor::Patched)?;
+    let build = xtask_dir().join(format!("linux/build-prefix-{}", arch.name()));
+    kernel::configure_with(&tree, &build, arch.make_vars(), &arch.fragments())?;
     for (i, patch) in patches.iter().enumerate() {
         let name = patch
             .file_name()
@@ -159,14 +226,17 @@ fn build_each_prefix(args: &KernelArgs) -> Result<()> {
             .into_owned();
         kernel::git_am(&tree, patch)?;
         timed(
-            &format!("build after {}/{}: {name}", i + 1, patches.len()),
+            &format!(
+                "{} build after {}/{}: {name}",
+                arch.name(),
+                i + 1,
+                patches.len()
+            ),
             || {
                 cmd::run(
-                    Command::new("make")
-                        .arg("-C")
-                        .arg(&tree)
-                        .arg(format!("O={}", build.display()))
-                        .args(["ARCH=x86_64", "-s", &kernel::jobs(), "bzImage"]),
+                    kernel::make_with(&tree, &build, arch.make_vars())
+                        .args(["-s", "KCFLAGS=-Werror", &kernel::jobs()])
+                        .arg(arch.image_target()),
                 )
             },
         )?;

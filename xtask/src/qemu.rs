@@ -78,6 +78,10 @@ pub enum GuestClock {
     Instructions,
 }
 
+/// What [`Boot::command`] sets up for [`GuestClock::Instructions`], in the
+/// words result headers use.
+pub const INSTRUCTION_CLOCK_SETUP: &str = "TCG -icount shift=0, one vCPU, nokaslr norandmaps";
+
 struct Boot<'a> {
     kernel: &'a Kernel,
     initramfs: PathBuf,
@@ -437,23 +441,40 @@ pub fn guest_exit_status(outcome: &Outcome) -> Result<i32> {
     Ok(status)
 }
 
+/// What one program left after a run in the guest.
+pub struct GuestRun {
+    /// Its exit status.
+    pub status: i32,
+    /// The console log.
+    pub log: String,
+    /// Where the console log is, for messages.
+    pub log_path: PathBuf,
+}
+
 /// Boots `kernel` (already prepared: the callers need it before the boot
-/// for its headers) with the given payload and returns the outcome, for
-/// other xtask commands (the benchmarks). `command` runs under busybox sh in the guest.
+/// for its headers) with `program` in the payload, for other xtask commands
+/// (the benchmarks). `command` runs under busybox sh in the guest. An error
+/// if the guest died before the command's status or its kernel log has a
+/// splat ([`guest_exit_status`]).
 pub fn run_in_guest(
     kernel: &Kernel,
     args: &KernelArgs,
     clock: GuestClock,
-    add: &[PathBuf],
+    program: &Path,
     command: &[String],
     label: &str,
-) -> Result<(Outcome, String)> {
+) -> Result<GuestRun> {
     let mode = Mode::Run(guest::shell_quote(command));
     let outcome = boot_headless(kernel, args, clock, &mode, label, |stage| {
-        guest::add_user_files(stage, add)
+        guest::add_user_files(stage, &[program.to_path_buf()])
     })?;
+    let status = guest_exit_status(&outcome)?;
     let log = fs::read_to_string(&outcome.log)?;
-    Ok((outcome, log))
+    Ok(GuestRun {
+        status,
+        log,
+        log_path: outcome.log,
+    })
 }
 
 /// `cargo xtask qemu-shell`: QEMU owns the terminal until the guest powers off.

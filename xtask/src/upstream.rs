@@ -2,7 +2,9 @@
 //! and pid_namespace selftests on the unpatched and the patched kernel.
 //!
 //! The series changes `/proc` readdir and `kernel/pid.c`, so suites that
-//! upstream wrote for those must behave the same on both kernels. The
+//! upstream wrote for those must behave the same on both kernels. With
+//! `--debug` the same programs boot a third time, on the patched debug
+//! kernel (lockdep, PROVE_RCU, KASAN), judged against the unpatched run. The
 //! programs are built once, static, from the unpatched tree, and the same
 //! binaries boot on both kernels. The stage fails on:
 //! - any program or TAP subtest whose result differs between the kernels;
@@ -55,15 +57,27 @@ pub struct UpstreamArgs {
     /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
+    /// Also boot the patched debug kernel and judge it against the unpatched one.
+    #[arg(long)]
+    pub debug: bool,
 }
 
-fn kernel_args(args: &UpstreamArgs, unpatched: bool) -> KernelArgs {
+/// The kernels the programs boot on, the unpatched one first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Unpatched,
+    Patched,
+    PatchedDebug,
+}
+
+fn kernel_args(args: &UpstreamArgs, run: Run) -> KernelArgs {
     KernelArgs {
         arch: Arch::X86_64,
-        debug: false,
-        unpatched,
+        debug: run == Run::PatchedDebug,
+        unpatched: run == Run::Unpatched,
         kernel_src: args.kernel_src.clone(),
-        timeout: 1800,
+        // KASAN and lockdep make the fork-heavy programs several times slower.
+        timeout: if run == Run::PatchedDebug { 3600 } else { 1800 },
         memory: 2048,
     }
 }
@@ -77,12 +91,18 @@ struct ProgramResult {
 
 pub fn run(args: &UpstreamArgs) -> Result<()> {
     deps::ensure_upstream_selftests()?;
-    let unpatched = kernel::prepare(&kernel_args(args, true))?;
+    let unpatched = kernel::prepare(&kernel_args(args, Run::Unpatched))?;
     let programs = timed("building upstream's selftests static", || build(&unpatched))?;
-    let patched = kernel::prepare(&kernel_args(args, false))?;
-    let before = boot(&unpatched, args, &programs, true)?;
-    let after = boot(&patched, args, &programs, false)?;
-    judge(&programs, &before, &after)
+    let patched = kernel::prepare(&kernel_args(args, Run::Patched))?;
+    let before = boot(&unpatched, args, &programs, Run::Unpatched)?;
+    let after = boot(&patched, args, &programs, Run::Patched)?;
+    judge(&programs, &before, &after, "patched")?;
+    if args.debug {
+        let debug = kernel::prepare(&kernel_args(args, Run::PatchedDebug))?;
+        let after = boot(&debug, args, &programs, Run::PatchedDebug)?;
+        judge(&programs, &before, &after, "patched debug")?;
+    }
+    Ok(())
 }
 
 /// Builds every suite into `target/xtask/upstream-selftests` and returns
@@ -135,10 +155,10 @@ fn boot(
     kernel: &Kernel,
     args: &UpstreamArgs,
     programs: &[(String, PathBuf)],
-    unpatched: bool,
+    run: Run,
 ) -> Result<BTreeMap<String, ProgramResult>> {
     let label = format!("upstream-{}", kernel.label());
-    let outcome = qemu::boot_tests(kernel, &kernel_args(args, unpatched), &label, |stage| {
+    let outcome = qemu::boot_tests(kernel, &kernel_args(args, run), &label, |stage| {
         payload(stage, programs)
     })?;
     check_boot(&outcome, kernel)?;
@@ -266,6 +286,7 @@ fn differences(
     programs: &[(String, PathBuf)],
     before: &BTreeMap<String, ProgramResult>,
     after: &BTreeMap<String, ProgramResult>,
+    label: &str,
 ) -> Vec<String> {
     let mut diffs = Vec::new();
     for (name, _) in programs {
@@ -274,7 +295,7 @@ fn differences(
         };
         if b.verdict != a.verdict {
             diffs.push(format!(
-                "{name}: unpatched {}, patched {}",
+                "{name}: unpatched {}, {label} {}",
                 b.verdict, a.verdict
             ));
         }
@@ -288,7 +309,7 @@ fn differences(
             let (bs, as_) = (b.subtests.get(&n), a.subtests.get(&n));
             if bs != as_ {
                 diffs.push(format!(
-                    "{name} subtest {n}: unpatched {}, patched {}",
+                    "{name} subtest {n}: unpatched {}, {label} {}",
                     bs.map_or("absent", String::as_str),
                     as_.map_or("absent", String::as_str)
                 ));
@@ -302,8 +323,9 @@ fn judge(
     programs: &[(String, PathBuf)],
     before: &BTreeMap<String, ProgramResult>,
     after: &BTreeMap<String, ProgramResult>,
+    label: &str,
 ) -> Result<()> {
-    let diffs = differences(programs, before, after);
+    let diffs = differences(programs, before, after, label);
     let mut unexplained = Vec::new();
     let mut passed = 0;
     for (name, _) in programs {
@@ -318,17 +340,17 @@ fn judge(
                 ));
             }
             (false, Some((_, why))) => step(format!(
-                "known: {name}: unpatched {}, patched {} ({why})",
+                "known: {name}: unpatched {}, {label} {} ({why})",
                 b.verdict, a.verdict
             )),
             (false, None) => unexplained.push(format!(
-                "{name}: unpatched {}, patched {}",
+                "{name}: unpatched {}, {label} {}",
                 b.verdict, a.verdict
             )),
         }
     }
     println!(
-        "upstream selftests: {} programs, {passed} pass on both kernels, {} differ, {} unexplained",
+        "upstream selftests, unpatched vs {label}: {} programs, {passed} pass on both kernels, {} differ, {} unexplained",
         programs.len(),
         diffs.len(),
         unexplained.len()
@@ -341,7 +363,7 @@ fn judge(
     }
     if !diffs.is_empty() || !unexplained.is_empty() {
         bail!(
-            "upstream selftests: {} difference(s) between the kernels, {} unexplained non-pass(es)",
+            "upstream selftests, unpatched vs {label}: {} difference(s), {} unexplained non-pass(es)",
             diffs.len(),
             unexplained.len()
         );
@@ -384,10 +406,10 @@ PIDMAP-TEST-RESULT pidfd/pidfd_test FAIL rc=1 seconds=3\r
         ];
         let before = parse_results(LOG);
         let same = parse_results(&LOG.replace("pid 57", "pid 58"));
-        assert!(differences(&programs, &before, &same).is_empty());
+        assert!(differences(&programs, &before, &same, "patched").is_empty());
         let changed = parse_results(&LOG.replace("ok 1 first", "not ok 1 first"));
         assert_eq!(
-            differences(&programs, &before, &changed),
+            differences(&programs, &before, &changed, "patched"),
             vec!["proc/read subtest 1: unpatched ok, patched not ok"]
         );
     }
@@ -396,7 +418,7 @@ PIDMAP-TEST-RESULT pidfd/pidfd_test FAIL rc=1 seconds=3\r
     fn a_failure_on_both_kernels_outside_known_fails() {
         let programs = vec![("pidfd/pidfd_test".to_string(), PathBuf::new())];
         let r = parse_results(LOG);
-        assert!(judge(&programs, &r, &r).is_err());
+        assert!(judge(&programs, &r, &r, "patched").is_err());
     }
 
     #[test]
