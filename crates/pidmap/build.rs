@@ -1,7 +1,8 @@
 //! Extracts, for the unit test in src/sys.rs, the uapi header of the kernel
 //! series (the `+` lines of every hunk of kernel-patches/*.patch that touch
 //! include/uapi/linux/pidmap.h, in `series` order), the syscall-table lines
-//! the series adds (each after the table's path and a tab), and the header block of docs/ABI.md. Outside the
+//! the series adds (each after the table's path and a tab), and the header
+//! blocks of docs/ABI.md (the uapi header and the task records' layout). Outside the
 //! repository (no kernel-patches/), the files are empty and that test fails
 //! saying so; nothing else uses them.
 
@@ -88,10 +89,20 @@ fn series(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The fenced C block that follows the `include/uapi/linux/pidmap.h`
-/// heading of docs/ABI.md.
+/// The fenced C blocks of docs/ABI.md that follow the
+/// `include/uapi/linux/pidmap.h` heading and the task records' `### Layout`
+/// heading, in that order.
 fn abi_doc_header(doc: &str) -> String {
-    let Some(at) = doc.find("## `include/uapi/linux/pidmap.h`") else {
+    let mut header = c_block_after(doc, "## `include/uapi/linux/pidmap.h`");
+    if let Some(records) = doc.find("## Task records") {
+        header.push_str(&c_block_after(&doc[records..], "### Layout"));
+    }
+    header
+}
+
+/// The first fenced C block after `heading`, or nothing.
+fn c_block_after(doc: &str, heading: &str) -> String {
+    let Some(at) = doc.find(heading) else {
         return String::new();
     };
     let rest = &doc[at..];

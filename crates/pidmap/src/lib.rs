@@ -89,6 +89,7 @@ mod error;
 #[cfg(feature = "fallback")]
 mod fallback;
 mod handle;
+mod info;
 mod iter;
 mod pid;
 mod proc_root;
@@ -102,10 +103,11 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use handle::{Builder, Pidmap};
+pub use info::{Comm, InfoFields, TaskInfo};
 pub use iter::{Fds, Pids};
 pub use pid::Pid;
 pub use query::{Listing, Query};
-pub use stat::{status_tgid, Stat};
+pub use stat::{status_tgid, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use target::{Target, TargetId};
 

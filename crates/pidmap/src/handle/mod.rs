@@ -1,5 +1,7 @@
 //! [`Pidmap`], the reusable lister, and its [`Builder`].
 
+mod records;
+
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,7 @@ impl Builder {
             detection,
             root,
             path,
+            records: Vec::new(),
             #[cfg(feature = "fallback")]
             fallback: None,
         };
@@ -99,6 +102,8 @@ pub struct Pidmap {
     detection: Detection,
     root: Option<ProcRoot>,
     path: PathBuf,
+    /// The syscall's task records, reused (allocated on first use).
+    records: Vec<sys::PidmapInfo>,
     #[cfg(feature = "fallback")]
     fallback: Option<Fallback>,
 }
@@ -264,6 +269,7 @@ impl Pidmap {
             start,
             target,
             procfs_fd,
+            ..sys::PidmapReq::default()
         };
         Ok((req, flags | view))
     }
@@ -463,8 +469,13 @@ fn abi_count(n: u64, count: usize) -> Result<usize> {
 /// The ABI promises strictly ascending ids `>= start`; a kernel that
 /// breaks it must not make us loop or grow without bound.
 fn check_chunk(chunk: &[i32], start: i32) -> Result<()> {
+    check_ascending(chunk.iter().copied(), start)
+}
+
+/// [`check_chunk`] for any sequence of ids (records' tids).
+fn check_ascending(ids: impl IntoIterator<Item = i32>, start: i32) -> Result<()> {
     let mut prev = start.checked_sub(1);
-    for &id in chunk {
+    for id in ids {
         if prev.is_some_and(|p| id <= p) || id < start {
             return Err(Error::AbiViolation(format!(
                 "id {id} is not ascending from cursor {start}"
