@@ -158,7 +158,10 @@ fn tasks_have_a_tgid_column() {
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let mut lines = text.lines();
     let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-    assert_eq!(head, ["TID", "TGID", "PPID", "S", "COMMAND"]);
+    assert_eq!(
+        head,
+        ["TID", "TGID", "PPID", "S", "UID", "NI", "NLWP", "RSS", "TIME", "START", "COMMAND"]
+    );
     let row = lines
         .find(|l| l.split_whitespace().next() == Some(&parked.tids[1].to_string()))
         .expect("our thread's row");
@@ -248,8 +251,14 @@ fn names_are_escaped_like_ps_and_kept_in_json() {
             .all(|l| l.split_whitespace().next().unwrap().parse::<i32>().is_ok()),
         "{text:?}"
     );
-    assert!(text.contains(" S evil\\nname) Z 1\n"), "{text:?}");
-    assert!(text.contains(" S bad\\xff\\x1b\n"), "{text:?}");
+    for (kid, name) in [(&evil, "evil\\nname) Z 1"), (&bad, "bad\\xff\\x1b")] {
+        let row = rows
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(&kid.0.to_string()))
+            .unwrap();
+        assert_eq!(row.split_whitespace().nth(2), Some("S"), "{row:?}");
+        assert!(row.ends_with(&format!(" {name}")), "{row:?}");
+    }
     let j = json(&["children", "--long", &me().to_string()]);
     let entries = j["targets"][0]["entries"].as_array().unwrap();
     let e = entries.iter().find(|e| e["pid"] == evil.0).unwrap();

@@ -74,6 +74,11 @@ impl InfoFields {
         self.0 == 0
     }
 
+    /// The fields of either set (`|` in a `const`).
+    pub const fn union(self, other: InfoFields) -> InfoFields {
+        InfoFields(self.0 | other.0)
+    }
+
     /// The fields of both sets.
     pub const fn intersection(self, other: InfoFields) -> InfoFields {
         InfoFields(self.0 & other.0)
@@ -129,8 +134,13 @@ impl fmt::Debug for InfoFields {
     }
 }
 
-/// A task's name (`comm`): at most 15 bytes, any byte but NUL, stored
-/// inline (no allocation per record).
+/// A task's name (`comm`): at most 15 bytes (16 from a kernel that fills
+/// its whole field), any byte but NUL, stored inline (no allocation per
+/// record).
+///
+/// The /proc fallback reads it from `stat`, where a workqueue worker's
+/// name carries a `-desc`/`+desc` suffix (`kworker/1:0-events`, cut to 15
+/// bytes); the kernel's record has the task's own name only.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Comm {
     bytes: [u8; 16],
@@ -144,12 +154,12 @@ impl Comm {
         Comm::from_bytes(&field[..len])
     }
 
-    /// A name as `/proc/PID/stat` shows it, cut to 16 bytes (a kernel
-    /// thread's name there may carry a longer workqueue suffix; the
-    /// kernel's record never does).
+    /// A name as `/proc/PID/stat` shows it, cut to the 15 bytes a task
+    /// name has at most (a workqueue worker's name there carries a
+    /// `-desc` or `+desc` suffix, which the kernel's record leaves out).
     pub(crate) fn from_bytes(name: &[u8]) -> Comm {
         let mut bytes = [0u8; 16];
-        let len = name.len().min(bytes.len());
+        let len = name.len().min(bytes.len() - 1);
         bytes[..len].copy_from_slice(&name[..len]);
         Comm {
             bytes,
@@ -355,7 +365,10 @@ mod tests {
         let mut f = [0u8; 16];
         f[..2].copy_from_slice(b"\xffa");
         assert_eq!(Comm::from_padded(&f).as_bytes(), b"\xffa");
-        assert_eq!(Comm::from_bytes(b"kworker/0:1-events").as_bytes().len(), 16);
+        assert_eq!(
+            Comm::from_bytes(b"kworker/0:1-events").as_bytes(),
+            b"kworker/0:1-eve"
+        );
     }
 
     #[test]
