@@ -132,6 +132,7 @@ pub enum Cmd {
             long = "watch",
             value_name = "SECONDS",
             default_value = "3",
+            allow_negative_numbers = true,
             value_parser = parse_interval
         )]
         interval: Duration,
@@ -140,6 +141,7 @@ pub enum Cmd {
             short = 'n',
             long,
             value_name = "N",
+            allow_negative_numbers = true,
             value_parser = clap::value_parser!(u32).range(1..)
         )]
         iterations: Option<u32>,

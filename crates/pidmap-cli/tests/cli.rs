@@ -11,6 +11,9 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+mod support;
+use support::{Named, Parked};
+
 fn pidmap() -> Command {
     Command::cargo_bin("pidmap").unwrap()
 }
@@ -40,83 +43,6 @@ fn proc_ids(path: &str) -> BTreeSet<i32> {
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect()
-}
-
-/// A forked child that renames itself (`PR_SET_NAME`) and sleeps until
-/// killed on drop.
-struct Named(i32);
-
-impl Named {
-    fn spawn(name: &'static [u8]) -> Named {
-        assert!(name.len() < 16 && !name.contains(&0));
-        let mut buf = [0u8; 16];
-        buf[..name.len()].copy_from_slice(name);
-        // SAFETY: the child only calls async-signal-safe functions.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            // SAFETY: prctl with a NUL-terminated 16-byte buffer; pause.
-            unsafe {
-                libc::prctl(libc::PR_SET_NAME, buf.as_ptr());
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                loop {
-                    libc::pause();
-                }
-            }
-        }
-        // Wait until the rename is visible.
-        for _ in 0..500 {
-            if std::fs::read(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with(name)) {
-                return Named(pid);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        panic!("child {pid} never renamed itself");
-    }
-}
-
-impl Drop for Named {
-    fn drop(&mut self) {
-        // SAFETY: killing and reaping our own child.
-        unsafe {
-            libc::kill(self.0, libc::SIGKILL);
-            libc::waitpid(self.0, std::ptr::null_mut(), 0);
-        }
-    }
-}
-
-/// Threads parked until dropped.
-struct Parked {
-    tids: Vec<i32>,
-    stop: Vec<std::sync::mpsc::Sender<()>>,
-}
-
-impl Parked {
-    fn spawn(n: usize) -> Parked {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut stop = Vec::new();
-        for _ in 0..n {
-            let (stx, srx) = std::sync::mpsc::channel::<()>();
-            let tx = tx.clone();
-            std::thread::Builder::new()
-                .stack_size(64 * 1024)
-                .spawn(move || {
-                    // SAFETY: gettid has no preconditions.
-                    tx.send(unsafe { libc::gettid() }).unwrap();
-                    let _ = srx.recv();
-                })
-                .unwrap();
-            stop.push(stx);
-        }
-        let tids = (0..n).map(|_| rx.recv().unwrap()).collect();
-        Parked { tids, stop }
-    }
-}
-
-impl Drop for Parked {
-    fn drop(&mut self) {
-        self.stop.clear();
-    }
 }
 
 #[test]

@@ -9,24 +9,12 @@
 
 use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The pidmap binary: cargo's, or the guest's on `PATH`.
-fn bin() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_pidmap"));
-    if built.exists() {
-        return built;
-    }
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("pidmap"))
-        .find(|p| p.exists())
-        .expect("no pidmap binary: neither cargo's nor one on PATH")
-}
+mod support;
+use support::bin;
 
 /// Whether the kernel has pidmap(2), asked with a raw syscall.
 fn kernel_has_pidmap() -> bool {

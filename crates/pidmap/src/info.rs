@@ -151,15 +151,20 @@ impl Comm {
     /// The NUL-padded kernel field, up to its first NUL.
     pub(crate) fn from_padded(field: &[u8; 16]) -> Comm {
         let len = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-        Comm::from_bytes(&field[..len])
+        Comm::cut(&field[..len], field.len())
     }
 
     /// A name as `/proc/PID/stat` shows it, cut to the 15 bytes a task
     /// name has at most (a workqueue worker's name there carries a
     /// `-desc` or `+desc` suffix, which the kernel's record leaves out).
     pub(crate) fn from_bytes(name: &[u8]) -> Comm {
+        Comm::cut(name, 15)
+    }
+
+    /// The first `max` (at most 16) bytes of `name`.
+    fn cut(name: &[u8], max: usize) -> Comm {
         let mut bytes = [0u8; 16];
-        let len = name.len().min(bytes.len() - 1);
+        let len = name.len().min(max).min(bytes.len());
         bytes[..len].copy_from_slice(&name[..len]);
         Comm {
             bytes,
@@ -360,7 +365,7 @@ mod tests {
     }
 
     #[test]
-    fn comm_is_cut_at_the_first_nul_or_16_bytes() {
+    fn comm_is_cut_at_the_first_nul_or_its_length() {
         assert_eq!(Comm::from_padded(&[b'x'; 16]).as_bytes(), &[b'x'; 16]);
         let mut f = [0u8; 16];
         f[..2].copy_from_slice(b"\xffa");

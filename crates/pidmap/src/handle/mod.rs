@@ -397,13 +397,18 @@ impl Pidmap {
         start: i32,
         out: &mut Vec<T>,
     ) -> Result<()> {
+        let (root, fallback) = self.fallback_parts()?;
+        fallback.list(root, what, start, out)
+    }
+
+    /// The proc root and the fallback's reader (created on first use).
+    #[cfg(feature = "fallback")]
+    fn fallback_parts(&mut self) -> Result<(&ProcRoot, &mut Fallback)> {
         let root = self
             .root
             .as_ref()
             .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
-        self.fallback
-            .get_or_insert_with(Fallback::new)
-            .list(root, what, start, out)
+        Ok((root, self.fallback.get_or_insert_with(Fallback::new)))
     }
 
     #[cfg(not(feature = "fallback"))]

@@ -11,6 +11,17 @@ use crate::sys;
 /// Records per system call: 12 KiB of room, reused by the handle.
 const RECORD_BATCH: usize = 128;
 
+/// What a records call asks for.
+#[derive(Debug, Clone, Copy)]
+struct Ask<'fd> {
+    query: Query<'fd>,
+    fields: InfoFields,
+    /// The first tid.
+    start: i32,
+    /// The most records.
+    max: usize,
+}
+
 impl Pidmap {
     /// Fill `out` (cleared first) with the record of every task of
     /// `query`, ascending by tid, with the `fields` asked for (each one
@@ -32,7 +43,13 @@ impl Pidmap {
         fields: InfoFields,
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
-        self.info_raw(query, fields, 0, usize::MAX, out)
+        let ask = Ask {
+            query,
+            fields,
+            start: 0,
+            max: usize::MAX,
+        };
+        self.info_raw(ask, out)
     }
 
     /// One chunk of records with the syscall's cursor semantics: fills
@@ -62,7 +79,13 @@ impl Pidmap {
         if start < 0 {
             return Err(Error::InvalidArgument("start must not be negative"));
         }
-        self.info_raw(query, fields, start, max, out)?;
+        let ask = Ask {
+            query,
+            fields,
+            start,
+            max,
+        };
+        self.info_raw(ask, out)?;
         Ok(out.len())
     }
 
@@ -89,20 +112,13 @@ impl Pidmap {
         }
     }
 
-    fn info_raw(
-        &mut self,
-        q: Query<'_>,
-        fields: InfoFields,
-        start: i32,
-        max: usize,
-        out: &mut Vec<TaskInfo>,
-    ) -> Result<()> {
-        let what = Enumeration::Ids(q);
+    fn info_raw(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+        let what = Enumeration::Ids(ask.query);
         what.validate()?;
         out.clear();
         if self.info_backend()? == ActiveBackend::Syscall {
             let mut room = std::mem::take(&mut self.records);
-            let r = self.info_by_syscall(q, fields, start, max, &mut room, out);
+            let r = self.info_by_syscall(ask, &mut room, out);
             self.records = room;
             match r {
                 Ok(Ok(())) => return Ok(()),
@@ -116,20 +132,23 @@ impl Pidmap {
                 }
             }
         }
-        self.info_procfs(q, fields, start, max, out)
+        self.info_procfs(ask, out)
     }
 
     /// Records by pidmap(2), chunk by chunk into `room`, until the kernel
     /// returns 0 or `out` holds `max`. `Ok(Err(errno))`: the call failed.
     fn info_by_syscall(
         &self,
-        q: Query<'_>,
-        fields: InfoFields,
-        mut start: i32,
-        max: usize,
+        ask: Ask<'_>,
         room: &mut Vec<sys::PidmapInfo>,
         out: &mut Vec<TaskInfo>,
     ) -> Result<Result<(), i32>> {
+        let Ask {
+            query,
+            fields,
+            mut start,
+            max,
+        } = ask;
         room.resize(RECORD_BATCH, sys::PidmapInfo::default());
         loop {
             let want = max.saturating_sub(out.len()).min(RECORD_BATCH);
@@ -138,7 +157,7 @@ impl Pidmap {
             }
             let chunk = &mut room[..want];
             chunk.fill(sys::PidmapInfo::default());
-            let (mut req, flags) = self.pidmap_req(q, start)?;
+            let (mut req, flags) = self.pidmap_req(query, start)?;
             req.info_size = sys::req_size::<sys::PidmapInfo>();
             req.info_mask = fields.bits();
             let n = match sys::call(&req, chunk, flags | sys::PIDMAP_INFO) {
@@ -156,34 +175,15 @@ impl Pidmap {
     }
 
     #[cfg(feature = "fallback")]
-    fn info_procfs(
-        &mut self,
-        q: Query<'_>,
-        fields: InfoFields,
-        start: i32,
-        max: usize,
-        out: &mut Vec<TaskInfo>,
-    ) -> Result<()> {
-        let root = self
-            .root
-            .as_ref()
-            .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
-        self.fallback
-            .get_or_insert_with(crate::fallback::Fallback::new)
-            .task_infos(root, q, fields, start, out)?;
-        out.truncate(max);
+    fn info_procfs(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+        let (root, fallback) = self.fallback_parts()?;
+        fallback.task_infos(root, ask.query, ask.fields, ask.start, out)?;
+        out.truncate(ask.max);
         Ok(())
     }
 
     #[cfg(not(feature = "fallback"))]
-    fn info_procfs(
-        &mut self,
-        _: Query<'_>,
-        _: InfoFields,
-        _: i32,
-        _: usize,
-        _: &mut Vec<TaskInfo>,
-    ) -> Result<()> {
+    fn info_procfs(&mut self, _: Ask<'_>, _: &mut Vec<TaskInfo>) -> Result<()> {
         Err(Error::FallbackNotBuilt)
     }
 }
