@@ -413,6 +413,9 @@ struct InfoDoc {
     proc_root: String,
     procfs_view: bool,
     syscall_numbers: Option<Numbers>,
+    /// Where task records (`--long`, `top`) come from; `null` when they
+    /// cannot be read.
+    info_backend: Option<ActiveBackend>,
     version: &'static str,
 }
 
@@ -447,6 +450,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         reason,
         proc_root: proc_root(cli).display().to_string(),
         procfs_view: view,
+        info_backend: built.as_ref().ok().and_then(|pm| pm.info_backend().ok()),
         syscall_numbers: pidmap::SYSCALL_NUMBERS.map(|n| Numbers {
             pidmap: n.pidmap,
             fdmap: n.fdmap,
@@ -471,6 +475,12 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             None => writeln!(out, "kernel support: not probed (--backend procfs)")?,
         }
         writeln!(out, "reason:         {}", doc.reason)?;
+        let records = match doc.info_backend {
+            Some(ActiveBackend::Syscall) => "pidmap(2) with PIDMAP_INFO".to_string(),
+            Some(b) => format!("{b} (stat and status files)"),
+            None => "unavailable".to_string(),
+        };
+        writeln!(out, "task records:   {records}")?;
         writeln!(
             out,
             "proc root:      {}{}",

@@ -69,6 +69,25 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
+//! # Task records
+//!
+//! [`Pidmap::fill_info`] gives a [`TaskInfo`] per task of a [`Query`]
+//! (state, CPU and start times, rss, name, uids, flags, ...), the fields
+//! chosen with [`InfoFields`]: one pidmap(2) call with `PIDMAP_INFO` per
+//! 128 tasks, or `/proc/TGID/task/TID/stat` (and `status` for the uids)
+//! per task from the fallback, whose times are whole clock ticks.
+//!
+//! ```
+//! use pidmap::{InfoFields, Pidmap, Query};
+//!
+//! let mut pm = Pidmap::new()?;
+//! let mut tasks = Vec::new();
+//! pm.fill_info(Query::processes(), InfoFields::STATE | InfoFields::COMM, &mut tasks)?;
+//! let me = tasks.iter().find(|t| t.tid == pidmap::Pid::this_process());
+//! assert!(me.and_then(|t| t.comm).is_some());
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
 //! # Features
 //!
 //! - `fallback` (default): the `/proc` reader. Without it the crate is
