@@ -61,14 +61,22 @@ impl Named {
                 }
             }
         }
-        // Wait until the rename is visible.
-        for _ in 0..500 {
-            if std::fs::read(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with(name)) {
+        // Wait until the rename is visible and, for a sleeping child,
+        // until it sleeps in pause() (it uses no more CPU time).
+        for _ in 0..2500 {
+            let renamed =
+                std::fs::read(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with(name));
+            let settled = spin
+                || std::fs::read(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    let close = s.iter().rposition(|&b| b == b')').unwrap_or(0);
+                    s.get(close + 2) == Some(&b'S')
+                });
+            if renamed && settled {
                 return Named(pid);
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-        panic!("child {pid} never renamed itself");
+        panic!("child {pid} never renamed itself and settled");
     }
 }
 
