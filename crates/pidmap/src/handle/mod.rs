@@ -417,23 +417,32 @@ impl Pidmap {
     }
 }
 
+/// Ids offered to the first call of a listing. The room doubles while the
+/// kernel fills all of it, so a short listing zeroes (and the kernel checks)
+/// a few KiB rather than the whole spare capacity of a large `Vec`, and a
+/// long one still takes few calls.
+const FIRST_CHUNK: usize = 256;
+
 /// Drive a cursor-style call until it returns 0. `call(start, buf)` gets
-/// initialised room at the end of `out` (its spare capacity, zeroed; grown
-/// geometrically only when nearly full) and returns how many ids it wrote
-/// there. Safe whatever `call` does: a count beyond the room, or ids that
-/// are not strictly ascending from the cursor, are ABI violations.
+/// initialised room at the end of `out` (zeroed: [`FIRST_CHUNK`] ids,
+/// doubled after each call that filled it, within the spare capacity,
+/// which grows only when it is smaller than that) and returns how many
+/// ids it wrote there. Safe whatever `call` does: a count beyond the room,
+/// or ids that are not strictly ascending from the cursor, are ABI
+/// violations.
 pub(crate) fn fill_by_chunks<T: RawId>(
     out: &mut Vec<T>,
     mut call: impl FnMut(i32, &mut [i32]) -> Result<u64>,
 ) -> Result<()> {
     out.clear();
     let mut start = 0;
+    let mut chunk = FIRST_CHUNK;
     loop {
         let len = out.len();
-        if out.capacity() - len < 64 {
-            out.reserve(len.max(1024));
+        if out.capacity() - len < chunk {
+            out.reserve(chunk.max(len));
         }
-        let room = out.capacity() - len;
+        let room = chunk;
         out.resize(len + room, T::from_raw_id(0));
         let n = call(start, bytemuck::cast_slice_mut(&mut out[len..]))
             .and_then(|n| abi_count(n, room))
@@ -449,6 +458,9 @@ pub(crate) fn fill_by_chunks<T: RawId>(
             }
         };
         out.truncate(len + n);
+        if n == room {
+            chunk = chunk.saturating_mul(2);
+        }
         match out.last() {
             Some(last) if n > 0 => match last.raw_id().checked_add(1) {
                 Some(next) => start = next,
@@ -525,6 +537,33 @@ mod tests {
         let r = fill_by_chunks(&mut out, |_, _| Err(Error::InvalidArgument("x")));
         assert!(matches!(r, Err(Error::InvalidArgument("x"))));
         assert!(out.is_empty());
+    }
+
+    /// The room offered grows from FIRST_CHUNK only while the kernel fills
+    /// it, whatever the Vec's spare capacity.
+    #[test]
+    fn short_listings_get_small_rooms() {
+        let ids: Vec<i32> = (1..=40).collect();
+        let mut rooms = Vec::new();
+        let mut out: Vec<i32> = Vec::with_capacity(1 << 16);
+        let mut inner = fake(&ids, usize::MAX);
+        fill_by_chunks(&mut out, |start, buf| {
+            rooms.push(buf.len());
+            inner(start, buf)
+        })
+        .unwrap();
+        assert_eq!(out, ids);
+        assert_eq!(rooms, [FIRST_CHUNK, FIRST_CHUNK]);
+        let many: Vec<i32> = (1..=2000).collect();
+        rooms.clear();
+        let mut inner = fake(&many, usize::MAX);
+        fill_by_chunks(&mut out, |start, buf| {
+            rooms.push(buf.len());
+            inner(start, buf)
+        })
+        .unwrap();
+        assert_eq!(out, many);
+        assert_eq!(rooms, [256, 512, 1024, 2048, 2048]);
     }
 
     #[test]
