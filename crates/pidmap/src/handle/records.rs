@@ -149,6 +149,8 @@ impl Pidmap {
             mut start,
             max,
         } = ask;
+        // Initialised once and reused: the kernel writes whole records
+        // (zero-padded to `info_size`) and only the `n` it returns are read.
         room.resize(RECORD_BATCH, sys::PidmapInfo::default());
         loop {
             let want = max.saturating_sub(out.len()).min(RECORD_BATCH);
@@ -156,7 +158,6 @@ impl Pidmap {
                 return Ok(Ok(()));
             }
             let chunk = &mut room[..want];
-            chunk.fill(sys::PidmapInfo::default());
             let (mut req, flags) = self.pidmap_req(query, start)?;
             req.info_size = sys::req_size::<sys::PidmapInfo>();
             req.info_mask = fields.bits();
