@@ -157,6 +157,7 @@ impl Comm {
     /// A name as `/proc/PID/stat` shows it, cut to the 15 bytes a task
     /// name has at most (a workqueue worker's name there carries a
     /// `-desc` or `+desc` suffix, which the kernel's record leaves out).
+    #[cfg_attr(not(any(test, feature = "fallback")), allow(dead_code))]
     pub(crate) fn from_bytes(name: &[u8]) -> Comm {
         Comm::cut(name, 15)
     }

@@ -541,29 +541,29 @@ mod tests {
 
     /// The room offered grows from FIRST_CHUNK only while the kernel fills
     /// it, whatever the Vec's spare capacity.
-    #[test]
-    fn short_listings_get_small_rooms() {
-        let ids: Vec<i32> = (1..=40).collect();
+    /// The rooms offered while listing `ids` into a Vec with a large spare
+    /// capacity.
+    fn rooms_for(ids: &[i32]) -> Vec<usize> {
         let mut rooms = Vec::new();
         let mut out: Vec<i32> = Vec::with_capacity(1 << 16);
-        let mut inner = fake(&ids, usize::MAX);
+        let mut inner = fake(ids, usize::MAX);
         fill_by_chunks(&mut out, |start, buf| {
             rooms.push(buf.len());
             inner(start, buf)
         })
         .unwrap();
         assert_eq!(out, ids);
-        assert_eq!(rooms, [FIRST_CHUNK, FIRST_CHUNK]);
+        rooms
+    }
+
+    /// The room offered grows from FIRST_CHUNK only while the kernel fills
+    /// it, whatever the Vec's spare capacity.
+    #[test]
+    fn short_listings_get_small_rooms() {
+        let few: Vec<i32> = (1..=40).collect();
+        assert_eq!(rooms_for(&few), [FIRST_CHUNK, FIRST_CHUNK]);
         let many: Vec<i32> = (1..=2000).collect();
-        rooms.clear();
-        let mut inner = fake(&many, usize::MAX);
-        fill_by_chunks(&mut out, |start, buf| {
-            rooms.push(buf.len());
-            inner(start, buf)
-        })
-        .unwrap();
-        assert_eq!(out, many);
-        assert_eq!(rooms, [256, 512, 1024, 2048, 2048]);
+        assert_eq!(rooms_for(&many), [256, 512, 1024, 2048, 2048]);
     }
 
     #[test]
