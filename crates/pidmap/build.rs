@@ -1,9 +1,11 @@
 //! Extracts, for the unit test in src/sys.rs, the uapi header of the kernel
-//! series (the `+` lines of every hunk of kernel-patches/*.patch that touch
-//! include/uapi/linux/pidmap.h, in `series` order), the syscall-table lines
-//! the series adds (each after the table's path and a tab), and the header block of docs/ABI.md. Outside the
-//! repository (no kernel-patches/), the files are empty and that test fails
-//! saying so; nothing else uses them.
+//! series (include/uapi/linux/pidmap.h as the hunks of kernel-patches/*.patch
+//! leave it, applied in `series` order: the patch that adds the file, then
+//! those that change it), the syscall-table lines the series adds (each
+//! after the table's path and a tab), and the header blocks of docs/ABI.md
+//! (the uapi header and the task records' layout). Outside the repository
+//! (no kernel-patches/), the files are empty and that test fails saying so;
+//! nothing else uses them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,30 +26,23 @@ fn main() {
         root.join("docs/ABI.md").display()
     );
 
-    let mut header = String::new();
+    // None once a hunk does not fit: the header is then empty, and the
+    // test says it found none.
+    let mut header: Option<Vec<String>> = Some(Vec::new());
     let mut table = String::new();
     for patch in series(&patches) {
         println!("cargo:rerun-if-changed={}", patch.display());
         let text = fs::read_to_string(&patch).unwrap_or_default();
-        let mut in_header = false;
+        header = header.and_then(|h| apply(&h, &hunks(&text, UAPI_HEADER)));
         let mut file = "";
         for line in text.lines() {
             if let Some(f) = line.strip_prefix("+++ ") {
                 file = f.trim_end().strip_prefix("b/").unwrap_or(f);
-                in_header = file == "include/uapi/linux/pidmap.h";
-                continue;
-            }
-            if line.starts_with("diff --git ") {
-                in_header = false;
                 continue;
             }
             let Some(added) = line.strip_prefix('+') else {
                 continue;
             };
-            if in_header {
-                header.push_str(added);
-                header.push('\n');
-            }
             let words: Vec<&str> = added.split_whitespace().collect();
             if words.len() >= 3
                 && words[0].bytes().all(|b| b.is_ascii_digit())
@@ -60,11 +55,111 @@ fn main() {
             }
         }
     }
+    let header = header.map(|lines| lines.join("\n")).unwrap_or_default();
     write(&out.join("uapi_from_patch.h"), &header);
     write(&out.join("uapi_syscall_tables.txt"), &table);
 
     let doc = fs::read_to_string(root.join("docs/ABI.md")).unwrap_or_default();
     write(&out.join("uapi_from_abi_doc.h"), &abi_doc_header(&doc));
+}
+
+const UAPI_HEADER: &str = "include/uapi/linux/pidmap.h";
+
+/// One hunk: the first old line (1-based; for an insertion into an empty
+/// range, the line it follows) and its lines, each with its ' ', '-' or
+/// '+' prefix.
+struct Hunk<'a> {
+    old_start: usize,
+    old_count: usize,
+    lines: Vec<&'a str>,
+}
+
+/// The hunks of `patch` that change `file`, in order.
+fn hunks<'a>(patch: &'a str, file: &str) -> Vec<Hunk<'a>> {
+    let mut out = Vec::new();
+    let mut in_file = false;
+    let mut lines = patch.lines();
+    while let Some(line) = lines.next() {
+        if let Some(f) = line.strip_prefix("+++ ") {
+            in_file = f.trim_end().strip_prefix("b/") == Some(file);
+            continue;
+        }
+        if line.starts_with("diff --git ") {
+            in_file = false;
+            continue;
+        }
+        let Some(range) = line.strip_prefix("@@ -").filter(|_| in_file) else {
+            continue;
+        };
+        // "a[,b] +c[,d] @@": a count left out is 1.
+        let mut ranges = range.split_whitespace();
+        let count = |r: Option<&str>| -> Option<(usize, usize)> {
+            let r = r?.trim_start_matches('+');
+            match r.split_once(',') {
+                Some((s, n)) => Some((s.parse().ok()?, n.parse().ok()?)),
+                None => Some((r.parse().ok()?, 1)),
+            }
+        };
+        let (Some((old_start, old_count)), Some((_, new_count))) =
+            (count(ranges.next()), count(ranges.next()))
+        else {
+            continue;
+        };
+        let (mut old_left, mut new_left) = (old_count, new_count);
+        let mut body = Vec::new();
+        while old_left + new_left > 0 {
+            let Some(l) = lines.next() else { break };
+            match l.as_bytes().first() {
+                Some(b'+') => new_left = new_left.saturating_sub(1),
+                Some(b'-') => old_left = old_left.saturating_sub(1),
+                Some(b'\\') => continue,
+                _ => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                }
+            }
+            body.push(l);
+        }
+        out.push(Hunk {
+            old_start,
+            old_count,
+            lines: body,
+        });
+    }
+    out
+}
+
+/// `old` with `hunks` applied; `None` if a context or removed line does
+/// not match.
+fn apply(old: &[String], hunks: &[Hunk<'_>]) -> Option<Vec<String>> {
+    let mut new = Vec::new();
+    let mut at = 0;
+    for h in hunks {
+        let begin = if h.old_count == 0 {
+            h.old_start
+        } else {
+            h.old_start.checked_sub(1)?
+        };
+        new.extend_from_slice(old.get(at..begin)?);
+        at = begin;
+        for l in &h.lines {
+            let (kind, text) = l.split_at(l.len().min(1));
+            match kind {
+                "+" => new.push(text.to_string()),
+                "-" => {
+                    (old.get(at)? == text).then_some(())?;
+                    at += 1;
+                }
+                _ => {
+                    (old.get(at)? == text).then_some(())?;
+                    new.push(text.to_string());
+                    at += 1;
+                }
+            }
+        }
+    }
+    new.extend_from_slice(old.get(at..)?);
+    Some(new)
 }
 
 /// The patches in `series` order (every *.patch, sorted, without one).
@@ -88,10 +183,20 @@ fn series(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The fenced C block that follows the `include/uapi/linux/pidmap.h`
-/// heading of docs/ABI.md.
+/// The fenced C blocks of docs/ABI.md that follow the
+/// `include/uapi/linux/pidmap.h` heading and the task records' `### Layout`
+/// heading, in that order.
 fn abi_doc_header(doc: &str) -> String {
-    let Some(at) = doc.find("## `include/uapi/linux/pidmap.h`") else {
+    let mut header = c_block_after(doc, "## `include/uapi/linux/pidmap.h`");
+    if let Some(records) = doc.find("## Task records") {
+        header.push_str(&c_block_after(&doc[records..], "### Layout"));
+    }
+    header
+}
+
+/// The first fenced C block after `heading`, or nothing.
+fn c_block_after(doc: &str, heading: &str) -> String {
+    let Some(at) = doc.find(heading) else {
         return String::new();
     };
     let rest = &doc[at..];

@@ -285,9 +285,19 @@ pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
     let tests = timed("building the crate's tests static for the guest", || {
         let mut tests =
             cargo_executables(cargo().args(["test", "-p", "pidmap", "--no-run"]), true)?;
-        // The CLI's test of a guest with /proc unmounted (it runs /bin/pidmap).
+        // The CLI's tests of a guest with /proc unmounted and of the task
+        // records (`--long`, `top`); they run /bin/pidmap.
         tests.extend(cargo_executables(
-            cargo().args(["test", "-p", "pidmap-cli", "--test", "no_proc", "--no-run"]),
+            cargo().args([
+                "test",
+                "-p",
+                "pidmap-cli",
+                "--test",
+                "no_proc",
+                "--test",
+                "records",
+                "--no-run",
+            ]),
             true,
         )?);
         Ok(tests)

@@ -1,6 +1,7 @@
 //! The command line: subcommands, their flags, and how a PID is spelled.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pidmap::{Backend, Pid};
@@ -56,8 +57,9 @@ impl From<BackendArg> for Backend {
 /// Output options of the listing subcommands.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct Columns {
-    /// Add columns from /proc: ppid, state and name (tasks and threads
-    /// also the TGID; fds the fd's target), like a quick `ps`/`lsof`.
+    /// Add columns: ppid, state, uid, nice, threads, rss, cpu time, start
+    /// and name (tasks and threads also the TGID), like `ps`; for fds the
+    /// fd's target, like `lsof`.
     #[arg(long, short = 'l')]
     pub long: bool,
     /// Leave out the header line of --long.
@@ -120,6 +122,32 @@ pub enum Cmd {
     },
     /// Show the backend in use, the kernel's support and why.
     Info,
+    /// Tasks sorted by the CPU time they used since the last refresh, like
+    /// `top -b`: one table per refresh.
+    Top {
+        /// Seconds between refreshes (the first one too, so that it shows
+        /// a delta), like `top -d`.
+        #[arg(
+            short = 'd',
+            long = "watch",
+            value_name = "SECONDS",
+            default_value = "3",
+            allow_negative_numbers = true,
+            value_parser = parse_interval
+        )]
+        interval: Duration,
+        /// Stop after this many refreshes, like `top -n` [default: never].
+        #[arg(
+            short = 'n',
+            long,
+            value_name = "N",
+            allow_negative_numbers = true,
+            value_parser = clap::value_parser!(u32).range(1..)
+        )]
+        iterations: Option<u32>,
+        #[command(flatten)]
+        kthreads: Kthreads,
+    },
     /// Time the syscalls against /proc on this machine.
     Bench {
         /// Listings per measurement.
@@ -147,6 +175,18 @@ impl PidArg {
     }
 }
 
+/// The longest `--watch` interval: a day.
+const MAX_INTERVAL_SECS: f64 = 86_400.0;
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not a number of seconds between 0.01 and 86400 (like 2 or 0.5)");
+    let secs: f64 = s.trim().parse().map_err(|_| bad())?;
+    if !(0.01..=MAX_INTERVAL_SECS).contains(&secs) {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
 fn parse_pid_arg(s: &str) -> Result<PidArg, String> {
     if s == "self" {
         return Ok(PidArg::Myself);
@@ -158,4 +198,18 @@ fn parse_pid_arg(s: &str) -> Result<PidArg, String> {
         pidmap::Error::InvalidArgument(m) => m.to_string(),
         e => e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_interval("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["0", "-1", "abc", "nan", "inf", "1e9", "0.001", ""] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
 }

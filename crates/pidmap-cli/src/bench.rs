@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use pidmap::{Backend, Error as PmError, Pidmap, Query, Target};
+use pidmap::{ActiveBackend, Backend, Error as PmError, InfoFields, Pidmap, Query, Target};
 use serde::Serialize;
 
 use crate::output;
@@ -157,6 +157,36 @@ pub fn run(
             })?,
         );
     }
+    // A top-style refresh: every task with the columns a monitor shows.
+    let fields = InfoFields::TGID
+        | InfoFields::PPID
+        | InfoFields::STATE
+        | InfoFields::CPU_TIME
+        | InfoFields::START_TIME
+        | InfoFields::RSS
+        | InfoFields::COMM;
+    let mut records = Vec::with_capacity(1 << 16);
+    if let Some(sc) = sc
+        .as_mut()
+        .filter(|sc| sc.info_backend().ok() == Some(ActiveBackend::Syscall))
+    {
+        push(
+            "records",
+            "syscall",
+            time(iterations, || {
+                sc.fill_info(Query::all_tasks(), fields, &mut records)?;
+                Ok(records.len())
+            })?,
+        );
+    }
+    push(
+        "records",
+        "procfs",
+        time(iterations, || {
+            pf.fill_info(Query::all_tasks(), fields, &mut records)?;
+            Ok(records.len())
+        })?,
+    );
     if let Some(sc) = sc.as_mut() {
         push(
             "fds",

@@ -8,8 +8,11 @@
 
 mod args;
 mod bench;
+mod clock;
 mod columns;
 mod output;
+mod tasks;
+mod top;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -20,8 +23,9 @@ use pidmap::{ActiveBackend, Backend, Error as PmError, KernelSupport, Pid, Pidma
 use serde::Serialize;
 
 pub use args::{BackendArg, Cli, Cmd, Columns, Kthreads, PidArg};
-use columns::{Reader, Status, TaskRow};
+use columns::Reader;
 pub use output::{escape, SCHEMA};
+use tasks::TaskRows;
 
 /// The clap command, for completions and man pages.
 pub fn command() -> clap::Command {
@@ -44,6 +48,11 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// One line for an error.
 pub fn error_line(e: &anyhow::Error) -> String {
+    if let Some(PmError::TaskInfoUnsupported) = e.downcast_ref::<PmError>() {
+        return "this kernel's pidmap(2) has no task records (PIDMAP_INFO); \
+                --backend auto reads the columns from /proc instead"
+            .into();
+    }
     if let Some(PmError::SyscallUnavailable(s)) = e.downcast_ref::<PmError>() {
         return format!(
             "the pidmap(2)/fdmap(2) system calls are unavailable ({}); \
@@ -110,6 +119,21 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         ),
         Cmd::Fds { pids, columns } => targeted(cli, What::Fds, pids, columns, out),
         Cmd::Info => info(cli, out),
+        Cmd::Top {
+            interval,
+            iterations,
+            kthreads,
+        } => top::run(
+            open(cli)?,
+            kq(Query::all_tasks(), kthreads),
+            top::Options {
+                interval: *interval,
+                iterations: *iterations,
+                json: cli.json,
+            },
+            out,
+        )
+        .map(|()| true),
         Cmd::Bench { iterations } => {
             let requested = match cli.backend {
                 Some(b) => Some(b.into()),
@@ -120,18 +144,20 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     }
 }
 
-/// Read the `--long` columns of every id, warning when some cannot be
-/// read; every id keeps its row.
-fn task_rows(reader: &Reader, ids: &[i32], tgid: bool) -> Vec<TaskRow> {
-    let rows: Vec<TaskRow> = ids.iter().map(|&id| reader.task(id, tgid)).collect();
-    let unknown = rows.iter().filter(|r| r.status == Status::Unknown).count();
-    if unknown > 0 && reader.available() {
+/// The `--long` rows of `q`, warning when columns cannot be read; every
+/// id keeps its row.
+fn task_rows(cli: &Cli, pm: &mut Pidmap, q: Query<'_>) -> Result<TaskRows, PmError> {
+    let rows = tasks::read(pm, q)?;
+    let unknown = rows.unknown();
+    if rows.info_backend.is_none() {
+        warn_no_proc(cli, rows.rows.len());
+    } else if unknown > 0 {
         warn(&format!(
-            "the columns of {unknown} of {} ids could not be read (shown as ?)",
-            rows.len()
+            "the columns of {unknown} of {} tasks could not be read (shown as ?)",
+            rows.rows.len()
         ));
     }
-    rows
+    Ok(rows)
 }
 
 fn warn_no_proc(cli: &Cli, ids: usize) {
@@ -146,6 +172,9 @@ struct ListingDoc<E: Serialize> {
     schema: u32,
     command: &'static str,
     backend: ActiveBackend,
+    /// With `--long`: where the columns came from (`null`: unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    info_backend: Option<Option<ActiveBackend>>,
     count: usize,
     ids: Vec<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,25 +189,25 @@ fn untargeted(
     out: &mut dyn Write,
 ) -> Result<bool> {
     let mut pm = open(cli)?;
-    let mut ids = Vec::new();
-    pm.fill(q, &mut ids)?;
-    let ids: Vec<i32> = ids.into_iter().map(i32::from).collect();
     let tgid = name == "tasks";
-    let reader = Reader::new(pm.proc_root());
-    let rows = columns.long.then(|| {
-        if !reader.available() {
-            warn_no_proc(cli, ids.len());
-        }
-        task_rows(&reader, &ids, tgid)
-    });
+    let (ids, rows) = if columns.long {
+        let rows = task_rows(cli, &mut pm, q)?;
+        (rows.ids(), Some(rows))
+    } else {
+        let mut ids = Vec::new();
+        pm.fill(q, &mut ids)?;
+        (ids.into_iter().map(i32::from).collect(), None)
+    };
     if cli.json {
         let doc = ListingDoc {
             schema: SCHEMA,
             command: name,
             backend: pm.active(),
+            info_backend: rows.as_ref().map(|r| r.info_backend),
             count: ids.len(),
-            entries: rows.map(|rows| {
-                rows.iter()
+            entries: rows.as_ref().map(|rows| {
+                rows.rows
+                    .iter()
                     .map(|r| output::TaskEntry::new(r, tgid))
                     .collect()
             }),
@@ -186,7 +215,7 @@ fn untargeted(
         };
         output::json(out, &doc)?;
     } else if let Some(rows) = rows {
-        output::task_table(out, &rows, tgid, !columns.no_headers)?;
+        output::task_table(out, &rows.rows, tgid, !columns.no_headers)?;
     } else {
         for id in ids {
             writeln!(out, "{id}")?;
@@ -252,7 +281,7 @@ fn targeted(
 ) -> Result<bool> {
     let mut pm = open(cli)?;
     let reader = Reader::new(pm.proc_root());
-    if columns.long && !reader.available() {
+    if columns.long && matches!(what, What::Fds) && !reader.available() {
         warn_no_proc(cli, 0);
     }
     let mut all_ok = true;
@@ -266,6 +295,7 @@ fn targeted(
             PidArg::Pid(p) => (Target::Pid(p), p),
         };
         let mut ids: Vec<i32> = Vec::new();
+        let mut rows = None;
         let r = match what {
             What::Threads(k) | What::Children(k) => {
                 let q = if matches!(what, What::Threads(_)) {
@@ -274,9 +304,16 @@ fn targeted(
                     Query::children(target)
                 };
                 let q = if k { q.without_kthreads() } else { q };
-                let mut v = Vec::new();
-                pm.fill(q, &mut v)
-                    .map(|()| ids = v.into_iter().map(i32::from).collect())
+                if columns.long {
+                    task_rows(cli, &mut pm, q).map(|r| {
+                        ids = r.ids();
+                        rows = Some(r);
+                    })
+                } else {
+                    let mut v = Vec::new();
+                    pm.fill(q, &mut v)
+                        .map(|()| ids = v.into_iter().map(i32::from).collect())
+                }
             }
             What::Fds => pm.fill_fds(target, &mut ids),
         };
@@ -315,7 +352,7 @@ fn targeted(
                 }
                 What::Threads(_) | What::Children(_) => {
                     let tgid = matches!(what, What::Threads(_));
-                    let rows = task_rows(&reader, &ids, tgid);
+                    let rows = rows.map(|r| r.rows).unwrap_or_default();
                     let entries: Vec<_> = rows
                         .iter()
                         .map(|r| output::TaskEntry::new(r, tgid))
@@ -376,6 +413,9 @@ struct InfoDoc {
     proc_root: String,
     procfs_view: bool,
     syscall_numbers: Option<Numbers>,
+    /// Where task records (`--long`, `top`) come from; `null` when they
+    /// cannot be read.
+    info_backend: Option<ActiveBackend>,
     version: &'static str,
 }
 
@@ -410,6 +450,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         reason,
         proc_root: proc_root(cli).display().to_string(),
         procfs_view: view,
+        info_backend: built.as_ref().ok().and_then(|pm| pm.info_backend().ok()),
         syscall_numbers: pidmap::SYSCALL_NUMBERS.map(|n| Numbers {
             pidmap: n.pidmap,
             fdmap: n.fdmap,
@@ -434,6 +475,12 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             None => writeln!(out, "kernel support: not probed (--backend procfs)")?,
         }
         writeln!(out, "reason:         {}", doc.reason)?;
+        let records = match doc.info_backend {
+            Some(ActiveBackend::Syscall) => "pidmap(2) with PIDMAP_INFO".to_string(),
+            Some(b) => format!("{b} (stat and status files)"),
+            None => "unavailable".to_string(),
+        };
+        writeln!(out, "task records:   {records}")?;
         writeln!(
             out,
             "proc root:      {}{}",

@@ -5,7 +5,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::columns::{FdRow, Status, TaskRow};
+use crate::clock;
+use crate::columns::{FdRow, Status};
+use crate::tasks::TaskRow;
 
 /// The version of the JSON documents; bumped on any incompatible change.
 pub const SCHEMA: u32 = 1;
@@ -59,7 +61,8 @@ pub fn json_name(raw: Option<&[u8]>) -> (Option<String>, Option<Vec<u8>>) {
     }
 }
 
-/// A `--long` task entry in JSON.
+/// A `--long` task entry in JSON: the ids, then every record field
+/// (`null` when unknown).
 #[derive(Debug, Serialize)]
 pub struct TaskEntry {
     pub pid: i32,
@@ -70,19 +73,46 @@ pub struct TaskEntry {
     pub comm: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comm_bytes: Option<Vec<u8>>,
+    pub ruid: Option<u32>,
+    pub euid: Option<u32>,
+    pub nice: Option<i32>,
+    pub num_threads: Option<u32>,
+    pub rss_kib: Option<u64>,
+    pub utime_ns: Option<u64>,
+    pub stime_ns: Option<u64>,
+    pub start_time_ns: Option<u64>,
+    pub flags: Option<u32>,
+    pub kernel_thread: Option<bool>,
     pub status: Status,
+}
+
+/// Nanoseconds of a duration, for JSON.
+pub fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl TaskEntry {
     pub fn new(row: &TaskRow, with_tgid: bool) -> TaskEntry {
-        let (comm, comm_bytes) = json_name(row.comm.as_deref());
+        let i = row.info.as_ref();
+        let comm = i.and_then(|i| i.comm);
+        let (comm, comm_bytes) = json_name(comm.as_ref().map(|c| c.as_bytes()));
         TaskEntry {
             pid: row.id,
-            tgid: with_tgid.then_some(row.tgid),
-            ppid: row.ppid,
-            state: row.state.map(|s| char::from(s).to_string()),
+            tgid: with_tgid.then(|| i.and_then(|i| i.tgid).map(|p| p.as_raw())),
+            ppid: i.and_then(|i| i.ppid),
+            state: i.and_then(|i| i.state).map(|s| char::from(s).to_string()),
             comm,
             comm_bytes,
+            ruid: i.and_then(|i| i.ruid),
+            euid: i.and_then(|i| i.euid),
+            nice: i.and_then(|i| i.nice),
+            num_threads: i.and_then(|i| i.num_threads),
+            rss_kib: i.and_then(|i| i.rss_bytes()).map(|b| b / 1024),
+            utime_ns: i.and_then(|i| i.utime).map(nanos),
+            stime_ns: i.and_then(|i| i.stime).map(nanos),
+            start_time_ns: i.and_then(|i| i.start_time).map(nanos),
+            flags: i.and_then(|i| i.flags),
+            kernel_thread: i.and_then(|i| i.is_kernel_thread()),
             status: row.status,
         }
     }
@@ -118,8 +148,8 @@ fn missing(status: Status) -> &'static str {
     }
 }
 
-/// The `--long` task table. `tgid`: with the TGID column (tasks,
-/// threads).
+/// The `--long` task table: `TID TGID` (with `tgid`: tasks, threads) or
+/// `PID`, then `PPID S UID NI NLWP RSS TIME START COMMAND`.
 pub fn task_table(
     out: &mut dyn Write,
     rows: &[TaskRow],
@@ -128,31 +158,49 @@ pub fn task_table(
 ) -> io::Result<()> {
     if headers {
         if tgid {
-            writeln!(out, "{:>8} {:>8} {:>8} S COMMAND", "TID", "TGID", "PPID")?;
+            write!(out, "{:>8} {:>8} ", "TID", "TGID")?;
         } else {
-            writeln!(out, "{:>8} {:>8} S COMMAND", "PID", "PPID")?;
+            write!(out, "{:>8} ", "PID")?;
         }
+        writeln!(
+            out,
+            "{:>8} S {:>5} {:>3} {:>4} {:>8} {:>8} {:>5} COMMAND",
+            "PPID", "UID", "NI", "NLWP", "RSS", "TIME", "START"
+        )?;
     }
+    let now = clock::epoch_now().unwrap_or(0);
     for r in rows {
         let m = missing(r.status);
-        let cell = |v: Option<i32>| v.map_or_else(|| m.to_string(), |v| v.to_string());
-        let state = r
-            .state
-            .map_or_else(|| m.to_string(), |s| char::from(s).to_string());
-        let comm = r.comm.as_deref().map_or_else(|| m.to_string(), escape);
+        let i = r.info.as_ref();
+        let cell = |v: Option<String>| v.unwrap_or_else(|| m.to_string());
+        let num = |v: Option<i64>| cell(v.map(|v| v.to_string()));
         if tgid {
-            writeln!(
-                out,
-                "{:>8} {:>8} {:>8} {} {}",
-                r.id,
-                cell(r.tgid),
-                cell(r.ppid),
-                state,
-                comm
-            )?;
+            let g = i.and_then(|i| i.tgid).map(|p| i64::from(p.as_raw()));
+            write!(out, "{:>8} {:>8} ", r.id, num(g))?;
         } else {
-            writeln!(out, "{:>8} {:>8} {} {}", r.id, cell(r.ppid), state, comm)?;
+            write!(out, "{:>8} ", r.id)?;
         }
+        let state = cell(i.and_then(|i| i.state).map(|s| char::from(s).to_string()));
+        let start = i
+            .and_then(|i| i.start_time)
+            .and_then(clock::since_boot_to_epoch)
+            .map(|t| clock::ps_start(t, now));
+        writeln!(
+            out,
+            "{:>8} {} {:>5} {:>3} {:>4} {:>8} {:>8} {:>5} {}",
+            num(i.and_then(|i| i.ppid).map(i64::from)),
+            state,
+            num(i.and_then(|i| i.euid).map(i64::from)),
+            num(i.and_then(|i| i.nice).map(i64::from)),
+            num(i.and_then(|i| i.num_threads).map(i64::from)),
+            cell(
+                i.and_then(|i| i.rss_bytes())
+                    .map(|b| (b / 1024).to_string())
+            ),
+            cell(i.and_then(|i| i.cpu_time()).map(clock::ps_time)),
+            cell(start),
+            cell(i.and_then(|i| i.comm).map(|c| escape(c.as_bytes()))),
+        )?;
     }
     Ok(())
 }
@@ -179,25 +227,46 @@ pub fn json(out: &mut dyn Write, doc: &impl Serialize) -> io::Result<()> {
     writeln!(out)
 }
 
+/// Write one compact JSON document on one line (streams of documents).
+pub fn json_line(out: &mut dyn Write, doc: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, doc).map_err(io::Error::from)?;
+    writeln!(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_newline_in_a_name_never_makes_two_rows() {
-        let rows = [TaskRow {
-            id: 77,
-            tgid: None,
-            ppid: Some(1),
-            state: Some(b'S'),
-            comm: Some(b"evil\nname) Z 1".to_vec()),
-            status: Status::Ok,
-        }];
+    fn unknown_columns_keep_their_row() {
+        let rows = [
+            TaskRow {
+                id: 77,
+                info: None,
+                status: Status::Unknown,
+            },
+            TaskRow {
+                id: 78,
+                info: None,
+                status: Status::Vanished,
+            },
+        ];
         let mut out = Vec::new();
-        task_table(&mut out, &rows, false, false).unwrap();
+        task_table(&mut out, &rows, true, true).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text.lines().count(), 1, "{text:?}");
-        assert!(text.contains("evil\\nname) Z 1"), "{text:?}");
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(lines.len(), 3, "{text:?}");
+        assert_eq!(lines[0].len(), 11);
+        assert!(lines[1..].iter().all(|l| l.len() == 11), "{text:?}");
+        assert_eq!(lines[1][0], "77");
+        assert!(lines[1][1..].iter().all(|c| *c == "?"), "{text:?}");
+        assert!(lines[2][1..].iter().all(|c| *c == "-"), "{text:?}");
+        let v = serde_json::to_value(TaskEntry::new(&rows[0], false)).unwrap();
+        assert!(v["comm"].is_null() && v["ppid"].is_null() && v.get("tgid").is_none());
+        assert_eq!(v["status"], "unknown");
     }
 
     #[test]
@@ -207,18 +276,6 @@ mod tests {
             json_name(Some(b"a\xffb")),
             (Some("a\u{fffd}b".into()), Some(vec![97, 255, 98]))
         );
-        let row = TaskRow {
-            id: 5,
-            tgid: None,
-            ppid: None,
-            state: None,
-            comm: Some(b"x\xfe".to_vec()),
-            status: Status::Ok,
-        };
-        let v = serde_json::to_value(TaskEntry::new(&row, false)).unwrap();
-        assert!(v["comm"].is_string());
-        assert_eq!(v["comm_bytes"], serde_json::json!([120, 254]));
-        assert!(v.get("tgid").is_none());
     }
 
     #[test]

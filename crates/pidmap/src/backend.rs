@@ -217,6 +217,33 @@ pub fn kernel_support() -> KernelSupport {
     *SUPPORT.get_or_init(probe_kernel)
 }
 
+static TASK_INFO: OnceLock<bool> = OnceLock::new();
+
+/// Whether pidmap(2) takes `PIDMAP_INFO` (task records), probed once per
+/// process on a kernel whose calls are available; `Err(errno)` (not
+/// cached) for an answer that says nothing about records, such as a
+/// filter's `EPERM`.
+pub(crate) fn task_info_support() -> Result<bool, i32> {
+    if let Some(&known) = TASK_INFO.get() {
+        return Ok(known);
+    }
+    let known = classify_task_info_probe(sys::probe_info())?;
+    Ok(*TASK_INFO.get_or_init(|| known))
+}
+
+/// The task-record probe's answer: 0 (a count-0 call that passed every
+/// check) means records; `EINVAL` (an unknown flag) or `E2BIG` (a request
+/// longer than the kernel's, with `info_size` set) is a kernel with
+/// pidmap(2) but without them, as is any other count, which the ABI rules
+/// out.
+fn classify_task_info_probe(r: Result<u64, i32>) -> Result<bool, i32> {
+    match r {
+        Ok(0) => Ok(true),
+        Ok(_) | Err(libc::EINVAL) | Err(libc::E2BIG) => Ok(false),
+        Err(errno) => Err(errno),
+    }
+}
+
 /// The outcome of backend selection: what was asked, what is used, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -318,6 +345,19 @@ mod tests {
                 call: "pidmap",
                 result: 0
             }
+        );
+    }
+
+    #[test]
+    fn task_info_probe_classification() {
+        assert_eq!(classify_task_info_probe(Ok(0)), Ok(true));
+        assert_eq!(classify_task_info_probe(Err(libc::EINVAL)), Ok(false));
+        assert_eq!(classify_task_info_probe(Err(libc::E2BIG)), Ok(false));
+        assert_eq!(classify_task_info_probe(Ok(3)), Ok(false));
+        assert_eq!(classify_task_info_probe(Err(libc::EPERM)), Err(libc::EPERM));
+        assert_eq!(
+            classify_task_info_probe(Err(libc::ENOSYS)),
+            Err(libc::ENOSYS)
         );
     }
 

@@ -35,6 +35,10 @@ pub enum Error {
     /// pidmap(2)/fdmap(2), or a sandbox blocks them.
     #[error("the pidmap(2)/fdmap(2) system calls are unavailable: {0}")]
     SyscallUnavailable(KernelSupport),
+    /// The syscall backend was required, and the kernel has pidmap(2) but
+    /// not its task records (`PIDMAP_INFO` answered `EINVAL`).
+    #[error("this kernel's pidmap(2) has no task records (PIDMAP_INFO)")]
+    TaskInfoUnsupported,
     /// The /proc backend was asked for, but this build has no /proc code
     /// (the `fallback` feature is off).
     #[error("this build of the pidmap crate has no /proc fallback (feature `fallback` is off)")]
@@ -69,7 +73,7 @@ impl Error {
         match self {
             Error::NoSuchProcess { .. } => Some(libc::ESRCH),
             Error::PermissionDenied { .. } => Some(libc::EPERM),
-            Error::InvalidArgument(_) => Some(libc::EINVAL),
+            Error::InvalidArgument(_) | Error::TaskInfoUnsupported => Some(libc::EINVAL),
             Error::SyscallUnavailable(_) | Error::FallbackNotBuilt => Some(libc::ENOSYS),
             Error::ProcNotMounted(_) => Some(libc::ENOENT),
             Error::AbiViolation(_) => None,
@@ -106,7 +110,9 @@ impl From<Error> for io::Error {
             Error::NoSuchProcess { .. } => io::ErrorKind::NotFound,
             Error::PermissionDenied { .. } => io::ErrorKind::PermissionDenied,
             Error::InvalidArgument(_) => io::ErrorKind::InvalidInput,
-            Error::SyscallUnavailable(_) | Error::FallbackNotBuilt => io::ErrorKind::Unsupported,
+            Error::SyscallUnavailable(_) | Error::FallbackNotBuilt | Error::TaskInfoUnsupported => {
+                io::ErrorKind::Unsupported
+            }
             Error::ProcNotMounted(_) => io::ErrorKind::NotFound,
             Error::AbiViolation(_) => io::ErrorKind::InvalidData,
             Error::Io { source, .. } => source.kind(),

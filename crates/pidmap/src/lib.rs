@@ -69,6 +69,25 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
+//! # Task records
+//!
+//! [`Pidmap::fill_info`] gives a [`TaskInfo`] per task of a [`Query`]
+//! (state, CPU and start times, rss, name, uids, flags, ...), the fields
+//! chosen with [`InfoFields`]: one pidmap(2) call with `PIDMAP_INFO` per
+//! 128 tasks, or `/proc/TGID/task/TID/stat` (and `status` for the uids)
+//! per task from the fallback, whose times are whole clock ticks.
+//!
+//! ```
+//! use pidmap::{InfoFields, Pidmap, Query};
+//!
+//! let mut pm = Pidmap::new()?;
+//! let mut tasks = Vec::new();
+//! pm.fill_info(Query::processes(), InfoFields::STATE | InfoFields::COMM, &mut tasks)?;
+//! let me = tasks.iter().find(|t| t.tid == pidmap::Pid::this_process());
+//! assert!(me.and_then(|t| t.comm).is_some());
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
 //! # Features
 //!
 //! - `fallback` (default): the `/proc` reader. Without it the crate is
@@ -89,6 +108,7 @@ mod error;
 #[cfg(feature = "fallback")]
 mod fallback;
 mod handle;
+mod info;
 mod iter;
 mod pid;
 mod proc_root;
@@ -102,10 +122,11 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use handle::{Builder, Pidmap};
+pub use info::{Comm, InfoFields, TaskInfo};
 pub use iter::{Fds, Pids};
 pub use pid::Pid;
 pub use query::{Listing, Query};
-pub use stat::{status_tgid, Stat};
+pub use stat::{status_tgid, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use target::{Target, TargetId};
 

@@ -95,6 +95,13 @@ impl<'fd> Query<'fd> {
         self
     }
 
+    /// The same query with kernel threads included.
+    #[cfg(feature = "fallback")]
+    pub(crate) const fn with_kthreads(mut self) -> Self {
+        self.ignore_kthreads = false;
+        self
+    }
+
     /// What is listed.
     pub const fn listing(&self) -> Listing {
         self.listing

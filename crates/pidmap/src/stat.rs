@@ -28,6 +28,47 @@ pub struct Stat<'a> {
     pub ppid: i32,
     /// Field 9, the task flags (`PF_*`).
     pub flags: u64,
+    /// Fields 14 to 24, when the line has them.
+    pub counters: Option<StatCounters>,
+}
+
+/// The counters of a stat line (fields 14 to 24), in its units: times in
+/// clock ticks (`sysconf(_SC_CLK_TCK)`), the resident set in pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StatCounters {
+    /// Field 14, user time.
+    pub utime_ticks: u64,
+    /// Field 15, system time.
+    pub stime_ticks: u64,
+    /// Field 19, the nice value.
+    pub nice: i32,
+    /// Field 20, the number of threads of the group.
+    pub num_threads: u32,
+    /// Field 22, the start time since boot.
+    pub start_time_ticks: u64,
+    /// Field 24, the resident set size.
+    pub rss_pages: u64,
+}
+
+impl StatCounters {
+    /// The fields after `flags` (field 10 on).
+    fn parse<'a>(mut rest: impl Iterator<Item = &'a [u8]>) -> Option<StatCounters> {
+        let utime_ticks = parse_num(rest.nth(4)?)?;
+        let stime_ticks = parse_num(rest.next()?)?;
+        let nice = parse_num(rest.nth(3)?)?;
+        let num_threads = parse_num(rest.next()?)?;
+        let start_time_ticks = parse_num(rest.nth(1)?)?;
+        let rss_pages = parse_num(rest.nth(1)?)?;
+        Some(StatCounters {
+            utime_ticks,
+            stime_ticks,
+            nice,
+            num_threads,
+            start_time_ticks,
+            rss_pages,
+        })
+    }
 }
 
 impl<'a> Stat<'a> {
@@ -45,13 +86,14 @@ impl<'a> Stat<'a> {
             .filter(|f| !f.is_empty());
         let state = *rest.next()?.first()?;
         let ppid = parse_i32(rest.next()?)?;
-        let flags = std::str::from_utf8(rest.nth(4)?).ok()?.parse().ok()?;
+        let flags = parse_num(rest.nth(4)?)?;
         Some(Stat {
             pid,
             comm,
             state,
             ppid,
             flags,
+            counters: StatCounters::parse(rest),
         })
     }
 
@@ -81,6 +123,19 @@ pub fn status_tgid(status: &[u8]) -> Option<Pid> {
         .and_then(Pid::new)
 }
 
+/// The real and effective uids of a `/proc/PID/status` file's `Uid:`
+/// line.
+#[cfg_attr(not(feature = "fallback"), allow(dead_code))]
+pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
+    let line = status
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"Uid:"))?;
+    let mut ids = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    Some((parse_num(ids.next()?)?, parse_num(ids.next()?)?))
+}
+
 fn trim(mut s: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = s {
         if !first.is_ascii_whitespace() {
@@ -98,6 +153,10 @@ fn trim(mut s: &[u8]) -> &[u8] {
 }
 
 fn parse_i32(s: &[u8]) -> Option<i32> {
+    parse_num(s)
+}
+
+fn parse_num<T: std::str::FromStr>(s: &[u8]) -> Option<T> {
     std::str::from_utf8(s).ok()?.parse().ok()
 }
 
@@ -114,6 +173,12 @@ mod tests {
             (2, &b"kthreadd"[..], b'S', 0, 2129984)
         );
         assert!(s.is_kernel_thread());
+        let c = s.counters.unwrap();
+        assert_eq!((c.num_threads, c.start_time_ticks, c.rss_pages), (1, 9, 0));
+        // Field 24 missing: no counters, the rest still parsed.
+        let short =
+            Stat::parse(b"2 (k) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 9 0\n").unwrap();
+        assert_eq!((short.flags, short.counters), (2129984, None));
         let odd = b"77 (a) b) (c) Z 5 0 0 0 -1 4194560 0\n";
         let s = Stat::parse(odd).unwrap();
         assert_eq!(
@@ -126,6 +191,22 @@ mod tests {
         assert!(Stat::parse(b"1 )x( S 0 0 0 0 0 0").is_none());
         assert_eq!(status_tgid(b"Tgid:\tabc\n"), None);
         assert_eq!(status_tgid(b"Pid:\t3\n"), None);
+        assert_eq!(
+            status_uids(b"Tgid:\t1\nUid:\t1000\t0\t7\t7\nGid:\t5\n"),
+            Some((1000, 0))
+        );
+        assert_eq!(status_uids(b"Uid:\t1000\n"), None);
+    }
+
+    #[test]
+    fn counters() {
+        let line = b"9 (a b) R 1 9 9 0 -1 4194304 10 0 0 0 37 5 0 0 20 -3 4 0 12345 999 77 18446744073709551615\n";
+        let c = Stat::parse(line).unwrap().counters.unwrap();
+        assert_eq!(
+            (c.utime_ticks, c.stime_ticks, c.nice, c.num_threads),
+            (37, 5, -3, 4)
+        );
+        assert_eq!((c.start_time_ticks, c.rss_pages), (12345, 77));
     }
 
     #[test]

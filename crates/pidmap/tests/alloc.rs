@@ -1,13 +1,14 @@
 //! Allocation behaviour of a warmed handle, counted by a global allocator:
 //! `iter()` borrows the handle (no new 64 KiB getdents buffer per call),
-//! and `fill()` into a large enough `Vec` allocates nothing.
+//! and `fill()` and `fill_info()` into a large enough `Vec` allocate
+//! nothing (no allocation per record or per field).
 
 #![cfg(feature = "fallback")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pidmap::{Backend, Pidmap, Query, Target};
+use pidmap::{Backend, InfoFields, Pidmap, Query, Target};
 
 struct Counting;
 
@@ -54,6 +55,15 @@ fn warmed_handles_do_not_reallocate() {
             pm.fill(Query::threads(Target::Caller), &mut v).unwrap();
         });
         assert_eq!((bytes, calls), (0, 0), "{backend}: fill allocated");
+        let mut infos = Vec::with_capacity(1 << 16);
+        pm.fill_info(Query::threads(Target::Caller), InfoFields::ALL, &mut infos)
+            .unwrap();
+        let ((), bytes, calls) = measure(|| {
+            pm.fill_info(Query::threads(Target::Caller), InfoFields::ALL, &mut infos)
+                .unwrap();
+        });
+        assert!(!infos.is_empty());
+        assert_eq!((bytes, calls), (0, 0), "{backend}: fill_info allocated");
         let (n, bytes, _) = measure(|| pm.iter(Query::threads(Target::Caller)).count());
         assert!(n >= 1);
         // The iterator's own id buffer only: far below a 64 KiB dirent buffer.

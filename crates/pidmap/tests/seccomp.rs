@@ -10,6 +10,10 @@
 //!   the next listing re-probes and switches to /proc.
 //! - `PIDMAP_BACKEND=procfs`: under a filter that *kills* on the calls, the
 //!   handle must never issue them.
+//! - A filter that answers `EINVAL` for `PIDMAP_INFO`, as a kernel with
+//!   pidmap(2) but without task records does: `Auto` keeps the syscall for
+//!   ids and reads the records from /proc; `Syscall` says
+//!   `TaskInfoUnsupported`.
 //!
 //! Each check runs in a forked child (filters are irreversible and the probe
 //! cache is process-wide). The child reports through its exit status and
@@ -20,7 +24,9 @@
 
 use std::collections::BTreeSet;
 
-use pidmap::{ActiveBackend, Backend, Error, KernelSupport, Pid, Pidmap, Query, Target};
+use pidmap::{
+    ActiveBackend, Backend, Error, InfoFields, KernelSupport, Pid, Pidmap, Query, Target,
+};
 
 /// `AUDIT_ARCH_*` of the target (`EM_*`, `__AUDIT_ARCH_64BIT`,
 /// `__AUDIT_ARCH_LE` from `<linux/audit.h>` and `<linux/elf-em.h>`).
@@ -40,6 +46,8 @@ const NR_PIDMAP: u32 = 1000;
 const NR_FDMAP: u32 = 1001;
 /// The probe's undefined flag bit, in `args[3]`.
 const PROBE_FLAG: u32 = 0x8000_0000;
+/// `PIDMAP_INFO`, in `args[3]`.
+const INFO_FLAG: u32 = 0x800;
 
 // Classic BPF (`linux/filter.h`).
 const BPF_LD_W_ABS: u16 = 0x20;
@@ -78,6 +86,9 @@ enum Policy {
     FakeAvailableProbe,
     /// The process is killed.
     Kill,
+    /// Calls with `PIDMAP_INFO` get `EINVAL`, as from a kernel without task
+    /// records; the others go through.
+    RejectTaskRecords,
 }
 
 /// The filter: another architecture is killed (no bypass through a
@@ -95,14 +106,20 @@ fn filter(policy: Policy) -> Vec<libc::sock_filter> {
     match policy {
         Policy::Errno(e) => f.push(stmt(BPF_RET_K, errno_ret(e))),
         Policy::Kill => f.push(stmt(BPF_RET_K, libc::SECCOMP_RET_KILL_PROCESS)),
-        Policy::FakeAvailableProbe => f.extend([
-            stmt(BPF_LD_W_ABS, DATA_ARG3_LO),
-            jump(BPF_JMP_JSET_K, PROBE_FLAG, 1, 0),
-            stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
-            stmt(BPF_RET_K, errno_ret(libc::EINVAL)),
-        ]),
+        Policy::FakeAvailableProbe => f.extend(einval_for_flag(PROBE_FLAG)),
+        Policy::RejectTaskRecords => f.extend(einval_for_flag(INFO_FLAG)),
     }
     f
+}
+
+/// `EINVAL` for a call with `flag` in `args[3]`; the others go through.
+fn einval_for_flag(flag: u32) -> [libc::sock_filter; 4] {
+    [
+        stmt(BPF_LD_W_ABS, DATA_ARG3_LO),
+        jump(BPF_JMP_JSET_K, flag, 1, 0),
+        stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
+        stmt(BPF_RET_K, errno_ret(libc::EINVAL)),
+    ]
 }
 
 /// Install a filter in the calling (child) process. `Ok(false)`: the
@@ -464,6 +481,60 @@ fn unpatched_kernel_falls_back_to_proc() {
     in_child("unpatched", unpatched_child);
 }
 
+fn no_task_records_child() -> Result<bool, String> {
+    let has = kernel_has_pidmap();
+    if std::env::var("PIDMAP_REQUIRE_SYSCALL").is_ok_and(|v| v == "1") && !has {
+        return Err("PIDMAP_REQUIRE_SYSCALL=1 but the kernel lacks pidmap(2)".into());
+    }
+    if !install(Policy::RejectTaskRecords)? {
+        return Ok(false);
+    }
+    let mut auto = Pidmap::with_backend(Backend::Auto).map_err(|e| format!("Auto: {e}"))?;
+    let want = if has {
+        ActiveBackend::Syscall
+    } else {
+        ActiveBackend::Procfs
+    };
+    if auto.active() != want {
+        return Err(format!("Auto chose {} for the ids", auto.detection()));
+    }
+    match auto.info_backend() {
+        Ok(ActiveBackend::Procfs) => {}
+        other => {
+            return Err(format!(
+                "records under the filter: want /proc, got {other:?}"
+            ))
+        }
+    }
+    // The records still list: the caller's threads, with their tgid.
+    let mut infos = Vec::new();
+    auto.fill_info(Query::threads(Target::Caller), InfoFields::TGID, &mut infos)
+        .map_err(|e| format!("records: {e}"))?;
+    let me = Pid::this_process();
+    if !infos.iter().any(|i| i.tid == me && i.tgid == Some(me)) {
+        return Err(format!("own record missing or wrong: {infos:?}"));
+    }
+    lists_correctly(&mut auto)?;
+    if has {
+        let mut forced =
+            Pidmap::with_backend(Backend::Syscall).map_err(|e| format!("Syscall: {e}"))?;
+        match forced.fill_info(Query::processes(), InfoFields::STATE, &mut infos) {
+            Err(Error::TaskInfoUnsupported) => {}
+            other => {
+                return Err(format!(
+                    "Syscall records: want TaskInfoUnsupported, got {other:?}"
+                ))
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[test]
+fn kernel_without_task_records_falls_back_for_records_only() {
+    in_child("no task records", no_task_records_child);
+}
+
 #[test]
 fn filter_shape() {
     // Jump offsets are relative to the next instruction.
@@ -477,4 +548,7 @@ fn filter_shape() {
     assert_eq!(g[target(4)].k, DATA_ARG3_LO);
     assert_eq!(g[8 + 1 + usize::from(g[8].jt)].k, errno_ret(libc::EINVAL));
     assert_eq!(g[9].k, libc::SECCOMP_RET_ALLOW);
+    let r = filter(Policy::RejectTaskRecords);
+    assert_eq!(r[8].k, INFO_FLAG);
+    assert_eq!(r[8 + 1 + usize::from(r[8].jt)].k, errno_ret(libc::EINVAL));
 }

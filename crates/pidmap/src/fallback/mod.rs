@@ -5,6 +5,7 @@
 
 mod dirent;
 mod path;
+mod records;
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -29,6 +30,26 @@ use path::{Base, ProcPath};
 /// (what remains below `start` is filtered).
 const FIRST_PROCESS_ENTRY: u64 = 256;
 
+/// What a listing collects per id: the id alone ([`RawId`]), or, for the
+/// task records, the id with its thread group ([`records::TaskRef`]).
+pub(crate) trait Listed: Ord + Copy {
+    /// Whether the listing must find out the thread group (a threads
+    /// listing then reads the target's `status` once).
+    const NEEDS_TGID: bool;
+    fn listed(id: i32, tgid: i32) -> Self;
+    fn listed_id(&self) -> i32;
+}
+
+impl<T: RawId> Listed for T {
+    const NEEDS_TGID: bool = false;
+    fn listed(id: i32, _tgid: i32) -> Self {
+        T::from_raw_id(id)
+    }
+    fn listed_id(&self) -> i32 {
+        self.raw_id()
+    }
+}
+
 /// The reader's buffers. Create it once and reuse it; listings then
 /// allocate only when an output `Vec` must grow.
 #[derive(Debug)]
@@ -38,6 +59,7 @@ pub(crate) struct Fallback {
     text: Vec<u8>,
     children_files: Option<bool>,
     root_dir: Option<OwnedFd>,
+    records: records::Buffers,
 }
 
 /// A target resolved to a directory below the proc root.
@@ -58,12 +80,13 @@ impl Fallback {
             text: Vec::new(),
             children_files: None,
             root_dir: None,
+            records: records::Buffers::default(),
         }
     }
 
     /// List `what` into `out` (cleared first): strictly ascending ids
     /// `>= start`.
-    pub(crate) fn list<T: RawId>(
+    pub(crate) fn list<T: Listed>(
         &mut self,
         root: &ProcRoot,
         what: Enumeration<'_>,
@@ -81,7 +104,7 @@ impl Fallback {
         }
     }
 
-    fn list_ids<T: RawId>(
+    fn list_ids<T: Listed>(
         &mut self,
         root: &ProcRoot,
         q: Query<'_>,
@@ -94,10 +117,10 @@ impl Fallback {
                 let mut order = Order::new();
                 self.read_root_ids(root, start, |id| {
                     order.see(id);
-                    out.push(T::from_raw_id(id));
+                    out.push(T::listed(id, id));
                 })?;
                 if skip_k {
-                    out.retain(|id| !is_kthread(root, Base::Pid(id.raw_id())));
+                    out.retain(|id| !is_kthread(root, Base::Pid(id.listed_id())));
                 }
                 order.finish(out);
                 Ok(())
@@ -112,7 +135,7 @@ impl Fallback {
                 let r = resolve(root, q.target(), false)?;
                 let res = self.children(root, r, start, out).map(|()| {
                     if skip_k {
-                        out.retain(|id| !is_kthread(root, Base::Pid(id.raw_id())));
+                        out.retain(|id| !is_kthread(root, Base::Pid(id.listed_id())));
                     }
                 });
                 recheck(root, r, res)
@@ -138,7 +161,7 @@ impl Fallback {
         r.map_err(|e| Error::io(context(), e))
     }
 
-    fn all_tasks<T: RawId>(
+    fn all_tasks<T: Listed>(
         &mut self,
         root: &ProcRoot,
         skip_k: bool,
@@ -165,7 +188,7 @@ impl Fallback {
             // A process exiting mid-read may give ENOENT/ESRCH: skip it.
             let _ = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
                 order.see(id);
-                out.push(T::from_raw_id(id));
+                out.push(T::listed(id, pid));
             });
         }
         self.scratch = pids;
@@ -173,7 +196,7 @@ impl Fallback {
         Ok(())
     }
 
-    fn threads<T: RawId>(
+    fn threads<T: Listed>(
         &mut self,
         root: &ProcRoot,
         r: Resolved,
@@ -185,17 +208,25 @@ impl Fallback {
         if skip_k && is_kthread(root, r.base) {
             return Ok(());
         }
+        let tgid = if T::NEEDS_TGID {
+            read_small(root, &ProcPath::new(r.base, None, b"/status"))
+                .and_then(|(buf, n)| status_tgid(&buf[..n]))
+                .ok_or(Error::NoSuchProcess { target: r.id })?
+                .as_raw()
+        } else {
+            0
+        };
         let mut order = Order::new();
         read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
             order.see(id);
-            out.push(T::from_raw_id(id));
+            out.push(T::listed(id, tgid));
         })
         .map_err(|e| io_error(e, "threads", r.id))?;
         order.finish(out);
         Ok(())
     }
 
-    fn list_fds<T: RawId>(
+    fn list_fds<T: Listed>(
         &mut self,
         root: &ProcRoot,
         r: Resolved,
@@ -206,7 +237,7 @@ impl Fallback {
         let mut order = Order::new();
         read_ids(&mut self.dirents, dir.as_fd(), start, parse_fd, |id| {
             order.see(id);
-            out.push(T::from_raw_id(id));
+            out.push(T::listed(id, 0));
         })
         .map_err(|e| io_error(e, "fds", r.id))?;
         // A zombie's fd directory is empty; the syscall says ESRCH for it.
@@ -228,7 +259,7 @@ impl Fallback {
 
     /// Children of the target's thread group, whichever of its threads
     /// created them (zombies included), ascending.
-    fn children<T: RawId>(
+    fn children<T: Listed>(
         &mut self,
         root: &ProcRoot,
         r: Resolved,
@@ -257,7 +288,7 @@ impl Fallback {
                 if read_all(fd.as_fd(), &mut text).is_ok() {
                     for tok in text.split(|&b| b == b' ' || b == b'\n') {
                         match parse_id(tok) {
-                            Some(id) if id >= start => out.push(T::from_raw_id(id)),
+                            Some(id) if id >= start => out.push(T::listed(id, id)),
                             _ => {}
                         }
                     }
@@ -286,7 +317,7 @@ impl Fallback {
         for &p in &pids {
             if let Some((buf, n)) = read_small(root, &ProcPath::new(Base::Pid(p), None, b"/stat")) {
                 if Stat::parse(&buf[..n]).is_some_and(|s| s.ppid == tgid.as_raw()) {
-                    out.push(T::from_raw_id(p));
+                    out.push(T::listed(p, p));
                 }
             }
         }
@@ -447,7 +478,7 @@ impl Order {
         self.last = id;
     }
 
-    fn finish<T: RawId>(self, out: &mut Vec<T>) {
+    fn finish<T: Listed>(self, out: &mut Vec<T>) {
         if !self.sorted {
             out.sort_unstable();
             out.dedup();

@@ -1,5 +1,7 @@
 //! [`Pidmap`], the reusable lister, and its [`Builder`].
 
+mod records;
+
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,7 @@ impl Builder {
             detection,
             root,
             path,
+            records: Vec::new(),
             #[cfg(feature = "fallback")]
             fallback: None,
         };
@@ -99,6 +102,8 @@ pub struct Pidmap {
     detection: Detection,
     root: Option<ProcRoot>,
     path: PathBuf,
+    /// The syscall's task records, reused (allocated on first use).
+    records: Vec<sys::PidmapInfo>,
     #[cfg(feature = "fallback")]
     fallback: Option<Fallback>,
 }
@@ -264,6 +269,7 @@ impl Pidmap {
             start,
             target,
             procfs_fd,
+            ..sys::PidmapReq::default()
         };
         Ok((req, flags | view))
     }
@@ -391,13 +397,18 @@ impl Pidmap {
         start: i32,
         out: &mut Vec<T>,
     ) -> Result<()> {
+        let (root, fallback) = self.fallback_parts()?;
+        fallback.list(root, what, start, out)
+    }
+
+    /// The proc root and the fallback's reader (created on first use).
+    #[cfg(feature = "fallback")]
+    fn fallback_parts(&mut self) -> Result<(&ProcRoot, &mut Fallback)> {
         let root = self
             .root
             .as_ref()
             .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
-        self.fallback
-            .get_or_insert_with(Fallback::new)
-            .list(root, what, start, out)
+        Ok((root, self.fallback.get_or_insert_with(Fallback::new)))
     }
 
     #[cfg(not(feature = "fallback"))]
@@ -406,23 +417,32 @@ impl Pidmap {
     }
 }
 
+/// Ids offered to the first call of a listing. The room doubles while the
+/// kernel fills all of it, so a short listing zeroes (and the kernel checks)
+/// a few KiB rather than the whole spare capacity of a large `Vec`, and a
+/// long one still takes few calls.
+const FIRST_CHUNK: usize = 256;
+
 /// Drive a cursor-style call until it returns 0. `call(start, buf)` gets
-/// initialised room at the end of `out` (its spare capacity, zeroed; grown
-/// geometrically only when nearly full) and returns how many ids it wrote
-/// there. Safe whatever `call` does: a count beyond the room, or ids that
-/// are not strictly ascending from the cursor, are ABI violations.
+/// initialised room at the end of `out` (zeroed: [`FIRST_CHUNK`] ids,
+/// doubled after each call that filled it, within the spare capacity,
+/// which grows only when it is smaller than that) and returns how many
+/// ids it wrote there. Safe whatever `call` does: a count beyond the room,
+/// or ids that are not strictly ascending from the cursor, are ABI
+/// violations.
 pub(crate) fn fill_by_chunks<T: RawId>(
     out: &mut Vec<T>,
     mut call: impl FnMut(i32, &mut [i32]) -> Result<u64>,
 ) -> Result<()> {
     out.clear();
     let mut start = 0;
+    let mut chunk = FIRST_CHUNK;
     loop {
         let len = out.len();
-        if out.capacity() - len < 64 {
-            out.reserve(len.max(1024));
+        if out.capacity() - len < chunk {
+            out.reserve(chunk.max(len));
         }
-        let room = out.capacity() - len;
+        let room = chunk;
         out.resize(len + room, T::from_raw_id(0));
         let n = call(start, bytemuck::cast_slice_mut(&mut out[len..]))
             .and_then(|n| abi_count(n, room))
@@ -438,6 +458,9 @@ pub(crate) fn fill_by_chunks<T: RawId>(
             }
         };
         out.truncate(len + n);
+        if n == room {
+            chunk = chunk.saturating_mul(2);
+        }
         match out.last() {
             Some(last) if n > 0 => match last.raw_id().checked_add(1) {
                 Some(next) => start = next,
@@ -463,8 +486,13 @@ fn abi_count(n: u64, count: usize) -> Result<usize> {
 /// The ABI promises strictly ascending ids `>= start`; a kernel that
 /// breaks it must not make us loop or grow without bound.
 fn check_chunk(chunk: &[i32], start: i32) -> Result<()> {
+    check_ascending(chunk.iter().copied(), start)
+}
+
+/// [`check_chunk`] for any sequence of ids (records' tids).
+fn check_ascending(ids: impl IntoIterator<Item = i32>, start: i32) -> Result<()> {
     let mut prev = start.checked_sub(1);
-    for &id in chunk {
+    for id in ids {
         if prev.is_some_and(|p| id <= p) || id < start {
             return Err(Error::AbiViolation(format!(
                 "id {id} is not ascending from cursor {start}"
@@ -509,6 +537,33 @@ mod tests {
         let r = fill_by_chunks(&mut out, |_, _| Err(Error::InvalidArgument("x")));
         assert!(matches!(r, Err(Error::InvalidArgument("x"))));
         assert!(out.is_empty());
+    }
+
+    /// The room offered grows from FIRST_CHUNK only while the kernel fills
+    /// it, whatever the Vec's spare capacity.
+    /// The rooms offered while listing `ids` into a Vec with a large spare
+    /// capacity.
+    fn rooms_for(ids: &[i32]) -> Vec<usize> {
+        let mut rooms = Vec::new();
+        let mut out: Vec<i32> = Vec::with_capacity(1 << 16);
+        let mut inner = fake(ids, usize::MAX);
+        fill_by_chunks(&mut out, |start, buf| {
+            rooms.push(buf.len());
+            inner(start, buf)
+        })
+        .unwrap();
+        assert_eq!(out, ids);
+        rooms
+    }
+
+    /// The room offered grows from FIRST_CHUNK only while the kernel fills
+    /// it, whatever the Vec's spare capacity.
+    #[test]
+    fn short_listings_get_small_rooms() {
+        let few: Vec<i32> = (1..=40).collect();
+        assert_eq!(rooms_for(&few), [FIRST_CHUNK, FIRST_CHUNK]);
+        let many: Vec<i32> = (1..=2000).collect();
+        assert_eq!(rooms_for(&many), [256, 512, 1024, 2048, 2048]);
     }
 
     #[test]

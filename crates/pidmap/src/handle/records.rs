@@ -1,0 +1,190 @@
+//! Task records through a [`Pidmap`]: pidmap(2) with `PIDMAP_INFO`, or
+//! the /proc fallback, for the same queries, cursor and view as the ids.
+
+use super::{abi_count, check_ascending, Pidmap};
+use crate::backend::{task_info_support, ActiveBackend, Backend};
+use crate::error::{Error, Result};
+use crate::info::{InfoFields, TaskInfo};
+use crate::query::{Enumeration, Query};
+use crate::sys;
+
+/// Records per system call: 12 KiB of room, reused by the handle.
+const RECORD_BATCH: usize = 128;
+
+/// What a records call asks for.
+#[derive(Debug, Clone, Copy)]
+struct Ask<'fd> {
+    query: Query<'fd>,
+    fields: InfoFields,
+    /// The first tid.
+    start: i32,
+    /// The most records.
+    max: usize,
+}
+
+impl Pidmap {
+    /// Fill `out` (cleared first) with the record of every task of
+    /// `query`, ascending by tid, with the `fields` asked for (each one
+    /// `None` where the kernel or the view leaves it unset).
+    ///
+    /// ```
+    /// use pidmap::{InfoFields, Pid, Pidmap, Query, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// let mut tasks = Vec::new();
+    /// pm.fill_info(Query::threads(Target::Caller), InfoFields::ALL, &mut tasks)?;
+    /// let me = tasks.iter().find(|t| t.tid == Pid::this_thread()).unwrap();
+    /// assert_eq!(me.tgid, Some(Pid::this_process()));
+    /// assert_eq!(me.is_kernel_thread(), Some(false));
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fill_info(
+        &mut self,
+        query: Query<'_>,
+        fields: InfoFields,
+        out: &mut Vec<TaskInfo>,
+    ) -> Result<()> {
+        let ask = Ask {
+            query,
+            fields,
+            start: 0,
+            max: usize::MAX,
+        };
+        self.info_raw(ask, out)
+    }
+
+    /// One chunk of records with the syscall's cursor semantics: fills
+    /// `out` (cleared first) with at most `max` records of tids `>=
+    /// start`, ascending, and returns how many; 0 means the end. Resume at
+    /// the last record's tid + 1.
+    ///
+    /// ```
+    /// use pidmap::{InfoFields, Pidmap, Query};
+    /// let mut pm = Pidmap::new()?;
+    /// let (mut chunk, mut start, mut all) = (Vec::new(), 0, 0);
+    /// while pm.read_info_chunk(Query::processes(), InfoFields::STATE, start, 50, &mut chunk)? > 0 {
+    ///     all += chunk.len();
+    ///     start = chunk.last().unwrap().tid.as_raw() + 1;
+    /// }
+    /// assert!(all > 0);
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn read_info_chunk(
+        &mut self,
+        query: Query<'_>,
+        fields: InfoFields,
+        start: i32,
+        max: usize,
+        out: &mut Vec<TaskInfo>,
+    ) -> Result<usize> {
+        if start < 0 {
+            return Err(Error::InvalidArgument("start must not be negative"));
+        }
+        let ask = Ask {
+            query,
+            fields,
+            start,
+            max,
+        };
+        self.info_raw(ask, out)?;
+        Ok(out.len())
+    }
+
+    /// The backend the records come from: the syscall when this handle
+    /// uses it and the kernel has `PIDMAP_INFO` (probed once per process);
+    /// else /proc under [`Backend::Auto`] (a kernel with pidmap(2) but
+    /// without records), and [`Error::TaskInfoUnsupported`] for a
+    /// [`Backend::Syscall`] handle.
+    pub fn info_backend(&self) -> Result<ActiveBackend> {
+        if self.detection.active == ActiveBackend::Procfs {
+            return Ok(ActiveBackend::Procfs);
+        }
+        match task_info_support() {
+            Ok(true) => Ok(ActiveBackend::Syscall),
+            Ok(false)
+                if self.detection.requested == Backend::Auto && cfg!(feature = "fallback") =>
+            {
+                Ok(ActiveBackend::Procfs)
+            }
+            Ok(false) => Err(Error::TaskInfoUnsupported),
+            // A filter's answer: the real call gets it too, and is handled
+            // as every listing's errno is.
+            Err(_) => Ok(ActiveBackend::Syscall),
+        }
+    }
+
+    fn info_raw(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+        let what = Enumeration::Ids(ask.query);
+        what.validate()?;
+        out.clear();
+        if self.info_backend()? == ActiveBackend::Syscall {
+            let mut room = std::mem::take(&mut self.records);
+            let r = self.info_by_syscall(ask, &mut room, out);
+            self.records = room;
+            match r {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(errno)) => {
+                    out.clear();
+                    self.after_errno(what, errno)?;
+                }
+                Err(e) => {
+                    out.clear();
+                    return Err(e);
+                }
+            }
+        }
+        self.info_procfs(ask, out)
+    }
+
+    /// Records by pidmap(2), chunk by chunk into `room`, until the kernel
+    /// returns 0 or `out` holds `max`. `Ok(Err(errno))`: the call failed.
+    fn info_by_syscall(
+        &self,
+        ask: Ask<'_>,
+        room: &mut Vec<sys::PidmapInfo>,
+        out: &mut Vec<TaskInfo>,
+    ) -> Result<Result<(), i32>> {
+        let Ask {
+            query,
+            fields,
+            mut start,
+            max,
+        } = ask;
+        // Initialised once and reused: the kernel writes whole records
+        // (zero-padded to `info_size`) and only the `n` it returns are read.
+        room.resize(RECORD_BATCH, sys::PidmapInfo::default());
+        loop {
+            let want = max.saturating_sub(out.len()).min(RECORD_BATCH);
+            if want == 0 {
+                return Ok(Ok(()));
+            }
+            let chunk = &mut room[..want];
+            let (mut req, flags) = self.pidmap_req(query, start)?;
+            req.info_size = sys::req_size::<sys::PidmapInfo>();
+            req.info_mask = fields.bits();
+            let n = match sys::call(&req, chunk, flags | sys::PIDMAP_INFO) {
+                Ok(n) => abi_count(n, want)?,
+                Err(errno) => return Ok(Err(errno)),
+            };
+            let records = &chunk[..n];
+            check_ascending(records.iter().map(|r| r.tid), start)?;
+            out.extend(records.iter().map(|r| TaskInfo::from_record(r, fields)));
+            match records.last().map(|r| r.tid.checked_add(1)) {
+                Some(Some(next)) => start = next,
+                _ => return Ok(Ok(())),
+            }
+        }
+    }
+
+    #[cfg(feature = "fallback")]
+    fn info_procfs(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+        let (root, fallback) = self.fallback_parts()?;
+        fallback.task_infos(root, ask.query, ask.fields, ask.start, out)?;
+        out.truncate(ask.max);
+        Ok(())
+    }
+
+    #[cfg(not(feature = "fallback"))]
+    fn info_procfs(&mut self, _: Ask<'_>, _: &mut Vec<TaskInfo>) -> Result<()> {
+        Err(Error::FallbackNotBuilt)
+    }
+}
