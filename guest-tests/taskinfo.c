@@ -605,13 +605,10 @@ int main(void)
 	long splats0, splats;
 	int i, failed;
 
-	pt_name = "taskinfo";
-	pt_require_syscalls();
-	if (!hidepid_running_as_root())
+	if (hidepid_test_start("taskinfo"))
 		return KSFT_FAIL;
 	ns_per_tick = 1000000000ull / sysconf(_SC_CLK_TCK);
 	splats0 = pt_count_splats();
-	alarm(280);
 	sh = hidepid_shared_alloc(sizeof(*sh));
 
 	/* A kernel without PIDMAP_INFO fails here, not later. */

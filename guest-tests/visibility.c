@@ -241,12 +241,9 @@ int main(void)
 	long splats0, splats;
 	int i, failed;
 
-	pt_name = "visibility";
-	pt_require_syscalls();
-	if (!hidepid_running_as_root())
+	if (hidepid_test_start("visibility"))
 		return KSFT_FAIL;
 	splats0 = pt_count_splats();
-	alarm(280);
 	sh = hidepid_shared_alloc(sizeof(*sh));
 	hidepid_mount_views(BASE);
 

@@ -82,12 +82,19 @@ static inline void hidepid_unmount_views(const char *base)
 	}
 }
 
-/* Whether we run as root (mounting procfs and switching uids need it). */
-static inline int hidepid_running_as_root(void)
+/*
+ * Names the test @name, requires the syscalls and root (mounting procfs
+ * and switching uids need it) and arms a watchdog.  0, or KSFT_FAIL.
+ */
+static inline int hidepid_test_start(const char *name)
 {
-	if (getuid() == 0)
-		return 1;
-	pt_err("must run as root (it mounts procfs and switches uids)");
+	pt_name = name;
+	pt_require_syscalls();
+	if (getuid() != 0) {
+		pt_err("must run as root (it mounts procfs and switches uids)");
+		return KSFT_FAIL;
+	}
+	alarm(280);
 	return 0;
 }
 
