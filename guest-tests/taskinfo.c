@@ -33,37 +33,19 @@
  * 0 differences are required.
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
+#include "hidepid_views.h"
+#include "parked_process.h"
 
-#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
-#define NOBODY 65534
-#define OTHER 65533
-#define GROUP 65500
 #define BASE "/tmp/ti"
 #define CHUNK 37	/* records per call: several calls, odd boundaries */
 #define RETRIES 5
 
 #define PF_KTHREAD_ 0x00200000u
 #define PF_WQ_WORKER_ 0x00000020u
-
-static const struct mnt {
-	const char *name, *opts;
-} mounts[] = {
-	{ "off", "hidepid=off" },
-	{ "noaccess", "hidepid=noaccess" },
-	{ "invisible", "hidepid=invisible" },
-	{ "ptraceable", "hidepid=ptraceable" },
-	{ "gid", "hidepid=invisible,gid=65500" },
-};
-#define NMOUNTS (int)(sizeof(mounts) / sizeof(mounts[0]))
 
 enum target_kind {
 	T_INIT, T_KTHREADD, T_ROOT, T_OTHER, T_OWN, T_OWN_NONDUMP, T_ZOMBIE, T_SPLIT_UID, T_NR
@@ -86,21 +68,6 @@ static int release[2];
 /* Targets                                                             */
 /* ------------------------------------------------------------------ */
 
-static void wait_release(void)
-{
-	char c;
-
-	while (read(release[0], &c, 1) < 0 && errno == EINTR)
-		;
-}
-
-static void *parked(void *arg)
-{
-	(void)arg;
-	wait_release();
-	return NULL;
-}
-
 /* Runs (and so changes its CPU time, state and maybe flags) until released. */
 static void *busy(void *arg)
 {
@@ -114,6 +81,31 @@ static void *busy(void *arg)
 	return NULL;
 }
 
+struct target_spec {
+	uid_t ruid, uid;
+	int spinners, dumpable, zombie_child;
+};
+
+/* A parked process's setup: become @arg's uids, start its busy threads. */
+static void become_busy_target(void *arg)
+{
+	const struct target_spec *spec = arg;
+	pthread_t t;
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	hidepid_become_target(spec->ruid, spec->uid, spec->dumpable);
+	if (spec->zombie_child) {
+		pid_t z = fork();
+
+		if (z == 0)
+			_exit(0);
+	}
+	for (i = 0; i < spec->spinners; i++)
+		if (pthread_create(&t, NULL, busy, NULL))
+			pt_die("pthread_create");
+}
+
 /*
  * A process as @uid (with real uid @ruid) with @threads parked threads and
  * @spinners busy ones, dumpable or not; with @zombie_child, a child that
@@ -122,49 +114,9 @@ static void *busy(void *arg)
 static pid_t spawn_as(uid_t ruid, uid_t uid, int threads, int spinners, int dumpable,
 		      int zombie_child)
 {
-	int p[2];
-	pid_t pid;
-	char c = 0;
+	struct target_spec spec = { ruid, uid, spinners, dumpable, zombie_child };
 
-	if (pipe(p))
-		pt_die("pipe");
-	pid = fork();
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		pthread_t t;
-		int i;
-
-		close(release[1]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (uid != getuid()) {
-			if (setgroups(0, NULL) || setgid(uid) || setresuid(ruid, uid, uid))
-				pt_die("become %d/%d", (int)ruid, (int)uid);
-		}
-		if (prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0))
-			pt_die("PR_SET_DUMPABLE");
-		if (zombie_child) {
-			pid_t z = fork();
-
-			if (z == 0)
-				_exit(0);
-		}
-		for (i = 0; i < threads; i++)
-			if (pthread_create(&t, NULL, parked, NULL))
-				pt_die("pthread_create");
-		for (i = 0; i < spinners; i++)
-			if (pthread_create(&t, NULL, busy, NULL))
-				pt_die("pthread_create");
-		if (write(p[1], &c, 1) != 1)
-			pt_die("write");
-		wait_release();
-		_exit(0);
-	}
-	if (read(p[0], &c, 1) != 1)
-		pt_die("process %d did not start", pid);
-	close(p[0]);
-	close(p[1]);
-	return pid;
+	return parked_process(threads, release[0], release[1], become_busy_target, &spec);
 }
 
 static pid_t spawn(uid_t uid, int threads, int spinners, int dumpable, int zombie_child)
@@ -640,73 +592,24 @@ static void compare_targets(const char *caller, const char *view, int procfs_fd)
 	}
 }
 
-static void caller_checks(const char *caller)
+/* Every check one caller makes through one view. */
+static void check_view(const char *caller, const char *view, int procfs_fd, const char *mount)
 {
-	char path[64];
-	int i, fd;
-
-	for (i = 0; i < NMOUNTS; i++) {
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			pt_die("open %s", path);
-		compare_records(caller, mounts[i].name, fd, path, 1);
-		compare_records(caller, mounts[i].name, fd, path, 0);
-		compare_targets(caller, mounts[i].name, fd);
-		close(fd);
-	}
-	/* The default view fails closed: invisible without gid=, all for root. */
-	snprintf(path, sizeof(path), BASE "/%s", getuid() ? "invisible" : "off");
-	compare_records(caller, "default", -1, path, 1);
-	compare_records(caller, "default", -1, path, 0);
-	compare_targets(caller, "default", -1);
-}
-
-static void run_caller(const char *caller, uid_t uid, int in_group)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		gid_t g = GROUP;
-
-		close(release[1]);
-		if (uid) {
-			if (setgroups(in_group ? 1 : 0, &g) || setgid(uid) || setuid(uid))
-				pt_die("become %d", (int)uid);
-			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-				pt_die("PR_SET_DUMPABLE");
-		}
-		caller_checks(caller);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		pt_die("waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		pt_err("caller %s ended with status %#x", caller, status);
-		sh->differences++;
-	}
+	compare_records(caller, view, procfs_fd, mount, 1);
+	compare_records(caller, view, procfs_fd, mount, 0);
+	compare_targets(caller, view, procfs_fd);
 }
 
 int main(void)
 {
 	long splats0, splats;
-	int i, status, failed = 0;
+	int i, failed;
 
-	pt_name = "taskinfo";
-	pt_require_syscalls();
-	if (getuid() != 0) {
-		pt_err("must run as root (it mounts procfs and switches uids)");
+	if (hidepid_test_start("taskinfo"))
 		return KSFT_FAIL;
-	}
 	ns_per_tick = 1000000000ull / sysconf(_SC_CLK_TCK);
 	splats0 = pt_count_splats();
-	alarm(280);
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		pt_die("mmap");
+	sh = hidepid_shared_alloc(sizeof(*sh));
 
 	/* A kernel without PIDMAP_INFO fails here, not later. */
 	{
@@ -720,17 +623,7 @@ int main(void)
 		}
 	}
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		pt_die("private mount namespace");
-	mkdir(BASE, 0755);
-	for (i = 0; i < NMOUNTS; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		mkdir(path, 0755);
-		if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, mounts[i].opts))
-			pt_die("mount proc %s at %s", mounts[i].opts, path);
-	}
+	hidepid_mount_views(BASE);
 
 	if (pipe(release))
 		pt_die("pipe");
@@ -739,28 +632,17 @@ int main(void)
 	if (sh->target[T_KTHREADD] <= 0)
 		pt_die("no kthreadd in /proc");
 	sh->target[T_ROOT] = spawn(0, 2, 1, 1, 0);
-	sh->target[T_OTHER] = spawn(OTHER, 1, 0, 1, 0);
-	sh->target[T_OWN] = spawn(NOBODY, 2, 1, 1, 0);
-	sh->target[T_OWN_NONDUMP] = spawn(NOBODY, 0, 0, 0, 0);
+	sh->target[T_OTHER] = spawn(HIDEPID_OTHER, 1, 0, 1, 0);
+	sh->target[T_OWN] = spawn(HIDEPID_NOBODY, 2, 1, 1, 0);
+	sh->target[T_OWN_NONDUMP] = spawn(HIDEPID_NOBODY, 0, 0, 0, 0);
 	sh->target[T_ZOMBIE] = spawn(0, 1, 0, 1, 1);
-	sh->target[T_SPLIT_UID] = spawn_as(OTHER, NOBODY, 1, 0, 1, 0);
+	sh->target[T_SPLIT_UID] = spawn_as(HIDEPID_OTHER, HIDEPID_NOBODY, 1, 0, 1, 0);
 	for (i = 0; i < T_NR; i++)
 		printf("taskinfo: target %s = %d\n", target_names[i], sh->target[i]);
 
-	run_caller("uid65534", NOBODY, 0);
-	run_caller("uid65534+gid", NOBODY, 1);
-	run_caller("root", 0, 0);
-
-	close(release[1]);
-	while (wait(&status) > 0)
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			failed = 1;
-	for (i = 0; i < NMOUNTS; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		umount2(path, MNT_DETACH);
-	}
+	sh->differences += hidepid_run_callers(BASE, release[1], check_view);
+	failed = release_parked_and_reap(release[1]);
+	hidepid_unmount_views(BASE);
 
 	splats = pt_new_splats(splats0);
 	printf("RELIABILITY: name=taskinfo ops=%lu listings=%lu records=%lu full=%lu "

@@ -28,32 +28,12 @@
  * an independent reference in the kselftests (Tgid of every task).
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
+#include "hidepid_views.h"
 #include "parked_process.h"
 
-#include <grp.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
-#define NOBODY 65534
-#define OTHER 65533
-#define GROUP 65500
 #define BASE "/tmp/vis"
-
-static const struct mnt {
-	const char *name, *opts;
-} mounts[] = {
-	{ "off", "hidepid=off" },
-	{ "noaccess", "hidepid=noaccess" },
-	{ "invisible", "hidepid=invisible" },
-	{ "ptraceable", "hidepid=ptraceable" },
-	{ "gid", "hidepid=invisible,gid=65500" },
-};
-#define NMOUNTS (int)(sizeof(mounts) / sizeof(mounts[0]))
 
 enum target_kind { T_INIT, T_KTHREADD, T_ROOT, T_OTHER, T_OWN, T_OWN_NONDUMP, T_NR };
 static const char *const target_names[T_NR] = {
@@ -77,12 +57,7 @@ static void become(void *arg)
 {
 	const struct identity *who = arg;
 
-	if (who->uid != getuid()) {
-		if (setgroups(0, NULL) || setgid(who->uid) || setuid(who->uid))
-			pt_die("become %d", (int)who->uid);
-	}
-	if (prctl(PR_SET_DUMPABLE, who->dumpable, 0, 0, 0))
-		pt_die("PR_SET_DUMPABLE");
+	hidepid_become_target(who->uid, who->uid, who->dumpable);
 }
 
 /* A process with @threads extra threads, as @uid, dumpable or not. */
@@ -253,89 +228,24 @@ static void compare_targets(const char *caller, const char *view, int procfs_fd,
 	}
 }
 
-/* Every comparison one caller makes. */
-static void caller_checks(const char *caller)
+/* Every comparison one caller makes through one view. */
+static void check_view(const char *caller, const char *view, int procfs_fd, const char *mount)
 {
-	char path[64];
-	int i, fd;
-
-	for (i = 0; i < NMOUNTS; i++) {
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			pt_die("open %s", path);
-		compare_listing(caller, mounts[i].name, fd, path, 0);
-		compare_listing(caller, mounts[i].name, fd, path, 1);
-		compare_targets(caller, mounts[i].name, fd, path);
-		close(fd);
-	}
-	/*
-	 * No view: hidepid=invisible of our pid namespace, no gid= exemption
-	 * (the group member gets none either); root sees everything.
-	 */
-	snprintf(path, sizeof(path), BASE "/%s", getuid() ? "invisible" : "off");
-	compare_listing(caller, "default", -1, path, 0);
-	compare_listing(caller, "default", -1, path, 1);
-	compare_targets(caller, "default", -1, path);
-}
-
-static void run_caller(const char *caller, uid_t uid, int in_group)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		gid_t g = GROUP;
-
-		close(release[1]);
-		if (uid) {
-			if (setgroups(in_group ? 1 : 0, &g) || setgid(uid) || setuid(uid))
-				pt_die("become %d", (int)uid);
-			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-				pt_die("PR_SET_DUMPABLE");
-		}
-		caller_checks(caller);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		pt_die("waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		pt_err("caller %s ended with status %#x", caller, status);
-		sh->differences++;
-	}
+	compare_listing(caller, view, procfs_fd, mount, 0);
+	compare_listing(caller, view, procfs_fd, mount, 1);
+	compare_targets(caller, view, procfs_fd, mount);
 }
 
 int main(void)
 {
 	long splats0, splats;
-	int i, status, failed = 0;
+	int i, failed;
 
-	pt_name = "visibility";
-	pt_require_syscalls();
-	if (getuid() != 0) {
-		pt_err("must run as root (it mounts procfs and switches uids)");
+	if (hidepid_test_start("visibility"))
 		return KSFT_FAIL;
-	}
 	splats0 = pt_count_splats();
-	alarm(280);
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		pt_die("mmap");
-
-	/* Our own mounts, in a mount namespace of our own. */
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		pt_die("private mount namespace");
-	mkdir(BASE, 0755);
-	for (i = 0; i < NMOUNTS; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		mkdir(path, 0755);
-		if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, mounts[i].opts))
-			pt_die("mount proc %s at %s", mounts[i].opts, path);
-	}
+	sh = hidepid_shared_alloc(sizeof(*sh));
+	hidepid_mount_views(BASE);
 
 	if (pipe(release))
 		pt_die("pipe");
@@ -344,26 +254,15 @@ int main(void)
 	if (sh->target[T_KTHREADD] <= 0)
 		pt_die("no kthreadd in /proc");
 	sh->target[T_ROOT] = spawn_idler(0, 2, 1);
-	sh->target[T_OTHER] = spawn_idler(OTHER, 1, 1);
-	sh->target[T_OWN] = spawn_idler(NOBODY, 2, 1);
-	sh->target[T_OWN_NONDUMP] = spawn_idler(NOBODY, 0, 0);
+	sh->target[T_OTHER] = spawn_idler(HIDEPID_OTHER, 1, 1);
+	sh->target[T_OWN] = spawn_idler(HIDEPID_NOBODY, 2, 1);
+	sh->target[T_OWN_NONDUMP] = spawn_idler(HIDEPID_NOBODY, 0, 0);
 	for (i = 0; i < T_NR; i++)
 		printf("visibility: target %s = %d\n", target_names[i], sh->target[i]);
 
-	run_caller("uid65534", NOBODY, 0);
-	run_caller("uid65534+gid", NOBODY, 1);
-	run_caller("root", 0, 0);
-
-	close(release[1]);
-	while (wait(&status) > 0)
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			failed = 1;
-	for (i = 0; i < NMOUNTS; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), BASE "/%s", mounts[i].name);
-		umount2(path, MNT_DETACH);
-	}
+	sh->differences += hidepid_run_callers(BASE, release[1], check_view);
+	failed = release_parked_and_reap(release[1]);
+	hidepid_unmount_views(BASE);
 
 	splats = pt_new_splats(splats0);
 	printf("RELIABILITY: name=visibility ops=%lu inputs=%lu differences=%lu splats=%ld\n",

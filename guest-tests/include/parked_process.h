@@ -6,8 +6,8 @@
  * at once.
  *
  * For targets that must hold still while a test lists them (visibility.c,
- * namespaces.c).  The threads are ordinary pthreads; for 100,000 cheap
- * ones, see thread_holder.h.
+ * namespaces.c, taskinfo.c).  The threads are ordinary pthreads; for
+ * 100,000 cheap ones, see thread_holder.h.
  */
 #ifndef PARKED_PROCESS_H
 #define PARKED_PROCESS_H
