@@ -1150,56 +1150,10 @@ static void case_tasks_10k(void)
  *    per record.
  */
 
-/* PIDMAP_INFO, as docs/ABI.md ("Task records") defines it. */
-#ifndef PIDMAP_INFO
-#define PIDMAP_INFO		0x800u
-#endif
-#define BENCH_INFO_TGID		(1ULL << 0)
-#define BENCH_INFO_PPID		(1ULL << 1)
-#define BENCH_INFO_STATE	(1ULL << 2)
-#define BENCH_INFO_CPUTIME	(1ULL << 3)
-#define BENCH_INFO_START_TIME	(1ULL << 4)
-#define BENCH_INFO_RSS		(1ULL << 5)
-#define BENCH_INFO_COMM		(1ULL << 6)
-#define REFRESH_INFO_MASK (BENCH_INFO_TGID | BENCH_INFO_PPID | BENCH_INFO_STATE | \
-			   BENCH_INFO_CPUTIME | BENCH_INFO_START_TIME | \
-			   BENCH_INFO_RSS | BENCH_INFO_COMM)
-
-struct bench_info_req {		/* struct pidmap_req, PIDMAP_REQ_SIZE_VER1 */
-	__u32 size;
-	__s32 start;
-	__s32 target;
-	__s32 procfs_fd;
-	__u32 info_size;
-	__u32 __reserved;
-	__u64 info_mask;
-};
-
-struct bench_task_info {	/* struct pidmap_info, PIDMAP_INFO_SIZE_VER0 */
-	__u64 mask;
-	__s32 tid;
-	__s32 tgid;
-	__s32 ppid;
-	__u32 ruid;
-	__u32 euid;
-	__s32 nice;
-	__u32 num_threads;
-	__u32 flags;
-	__u64 utime_ns;
-	__u64 stime_ns;
-	__u64 start_time_ns;
-	__u64 rss_pages;
-	char comm[16];
-	__u8 state;
-	__u8 __reserved[7];
-};
-
-_Static_assert(sizeof(struct bench_info_req) == 32, "PIDMAP_REQ_SIZE_VER1");
-_Static_assert(sizeof(struct bench_task_info) == 96, "PIDMAP_INFO_SIZE_VER0");
-#ifdef PIDMAP_INFO_SIZE_VER0
-_Static_assert(sizeof(struct pidmap_info) == sizeof(struct bench_task_info),
-	       "the installed <linux/pidmap.h> disagrees with docs/ABI.md");
-#endif
+/* The refresh's fields; struct pidmap_info and the bits: pidmap_uapi.h. */
+#define REFRESH_INFO_MASK (PIDMAP_INFO_TGID | PIDMAP_INFO_PPID | PIDMAP_INFO_STATE | \
+			   PIDMAP_INFO_CPUTIME | PIDMAP_INFO_START_TIME | \
+			   PIDMAP_INFO_RSS | PIDMAP_INFO_COMM)
 
 static bool have_info;		/* pidmap takes PIDMAP_INFO */
 static int info_errno;		/* what the probe got instead, or 0 */
@@ -1403,19 +1357,13 @@ static long refresh_pidmap_grouped(void *arg)
 }
 
 #define INFO_CAP REC_CAP
-static struct bench_task_info infobuf[INFO_CAP];
+static struct pidmap_info infobuf[INFO_CAP];
 
-static long pidmap_info_at(int start, struct bench_task_info *buf,
+static long pidmap_info_at(int start, struct pidmap_info *buf,
 			   unsigned int count, unsigned int flags)
 {
-	struct bench_info_req req;
-
-	memset(&req, 0, sizeof(req));
-	req.size = sizeof(req);
-	req.start = start;
-	req.info_size = sizeof(*buf);
-	req.info_mask = REFRESH_INFO_MASK;
-	return sys_pidmap(&req, (int *)buf, count, flags | PIDMAP_INFO);
+	return pidmap_info_view(0, 0, start, buf, count, flags, sizeof(*buf),
+				REFRESH_INFO_MASK);
 }
 
 /* Up to INFO_CAP records into infobuf, from tid @start on, or die. */
@@ -1442,7 +1390,7 @@ static long refresh_bulk(void *arg)
 
 		rf->calls++;
 		for (i = 0; i < r; i++) {
-			const struct bench_task_info *in = &infobuf[i];
+			const struct pidmap_info *in = &infobuf[i];
 			struct task_rec *out = rec_push(rf);
 
 			if ((in->mask & REFRESH_INFO_MASK) != REFRESH_INFO_MASK)
@@ -1802,7 +1750,7 @@ static void refresh_case(const char *name, double target, const struct pop *work
 		r->new_iters = sk.iters;
 		r->new_entries = bulk.n;
 		r->new_sys = bulk.calls;
-		r->new_bytes = bulk.n * (long)sizeof(struct bench_task_info);
+		r->new_bytes = bulk.n * (long)sizeof(struct pidmap_info);
 	}
 	ratio_json(pj, sizeof(pj), "pidmap", r->base_ns, v[1]);
 	ratio_json(gj, sizeof(gj), "pidmap_grouped", r->base_ns, v[2]);

@@ -131,16 +131,22 @@ static inline long sys_fdmap(const void *req, int *fds, unsigned int count,
  * caller) or, with PIDMAP_TARGET_PIDFD in @flags, a pidfd; @procfs_fd is
  * used only when @flags has PIDMAP_PROCFS.
  */
+static inline void pidmap_req_init(struct pidmap_req *req, int procfs_fd, int target,
+				   int start, unsigned int flags)
+{
+	memset(req, 0, sizeof(*req));
+	req->size = sizeof(*req);
+	req->start = start;
+	req->target = target;
+	req->procfs_fd = (flags & PIDMAP_PROCFS) ? procfs_fd : 0;
+}
+
 static inline long pidmap_view(int procfs_fd, int target, int start, int *ids,
 			       unsigned int count, unsigned int flags)
 {
 	struct pidmap_req req;
 
-	memset(&req, 0, sizeof(req));
-	req.size = sizeof(req);
-	req.start = start;
-	req.target = target;
-	req.procfs_fd = (flags & PIDMAP_PROCFS) ? procfs_fd : 0;
+	pidmap_req_init(&req, procfs_fd, target, start, flags);
 	return sys_pidmap(&req, ids, count, flags);
 }
 
@@ -162,11 +168,7 @@ static inline long pidmap_info_view(int procfs_fd, int target, int start, void *
 {
 	struct pidmap_req req;
 
-	memset(&req, 0, sizeof(req));
-	req.size = sizeof(req);
-	req.start = start;
-	req.target = target;
-	req.procfs_fd = (flags & PIDMAP_PROCFS) ? procfs_fd : 0;
+	pidmap_req_init(&req, procfs_fd, target, start, flags);
 	req.info_size = info_size;
 	req.info_mask = mask;
 	return sys_pidmap(&req, (int *)recs, count, flags | PIDMAP_INFO);
