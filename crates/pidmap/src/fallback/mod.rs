@@ -168,14 +168,8 @@ impl Fallback {
         start: i32,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        let mut pids = std::mem::take(&mut self.scratch);
-        pids.clear();
         // Processes below `start` may still own threads >= start.
-        let r = self.read_root_ids(root, 1, |id| pids.push(id));
-        if let Err(e) = r {
-            self.scratch = pids;
-            return Err(e);
-        }
+        let pids = self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)))?;
         let mut order = Order::new();
         for &pid in &pids {
             if skip_k && is_kthread(root, Base::Pid(pid)) {
@@ -216,14 +210,8 @@ impl Fallback {
         } else {
             0
         };
-        let mut order = Order::new();
-        read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
-            order.see(id);
-            out.push(T::listed(id, tgid));
-        })
-        .map_err(|e| io_error(e, "threads", r.id))?;
-        order.finish(out);
-        Ok(())
+        self.read_ids_ascending(dir.as_fd(), parse_id, start, tgid, out)
+            .map_err(|e| io_error(e, "threads", r.id))
     }
 
     fn list_fds<T: Listed>(
@@ -234,16 +222,31 @@ impl Fallback {
         out: &mut Vec<T>,
     ) -> Result<()> {
         let dir = open_dir(root, r, b"/fd", "fds")?;
-        let mut order = Order::new();
-        read_ids(&mut self.dirents, dir.as_fd(), start, parse_fd, |id| {
-            order.see(id);
-            out.push(T::listed(id, 0));
-        })
-        .map_err(|e| io_error(e, "fds", r.id))?;
+        self.read_ids_ascending(dir.as_fd(), parse_fd, start, 0, out)
+            .map_err(|e| io_error(e, "fds", r.id))?;
         // A zombie's fd directory is empty; the syscall says ESRCH for it.
         if out.is_empty() && is_gone(root, r.base) {
             return Err(Error::NoSuchProcess { target: r.id });
         }
+        Ok(())
+    }
+
+    /// The entries of `dir` (a task's `task` or `fd` directory) that
+    /// `parse` accepts and that are `>= start`, appended to `out` as
+    /// ids of thread group `tgid`, strictly ascending.
+    fn read_ids_ascending<T: Listed>(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        parse: fn(&[u8]) -> Option<i32>,
+        start: i32,
+        tgid: i32,
+        out: &mut Vec<T>,
+    ) -> io::Result<()> {
+        let mut order = Order::new();
+        read_ids(&mut self.dirents, dir, start, parse, |id| {
+            order.see(id);
+            out.push(T::listed(id, tgid));
+        })?;
         order.finish(out);
         Ok(())
     }
@@ -268,15 +271,12 @@ impl Fallback {
     ) -> Result<()> {
         let tasks = open_dir(root, r, b"/task", "children")?;
         if self.has_children_files(root) {
-            let mut tids = std::mem::take(&mut self.scratch);
-            tids.clear();
-            let res = read_ids(&mut self.dirents, tasks.as_fd(), 1, parse_id, |id| {
-                tids.push(id)
-            });
-            if let Err(e) = res {
-                self.scratch = tids;
-                return Err(io_error(e, "children", r.id));
-            }
+            let tids = self.take_scratch_ids(|fb, ids| {
+                read_ids(&mut fb.dirents, tasks.as_fd(), 1, parse_id, |id| {
+                    ids.push(id)
+                })
+                .map_err(|e| io_error(e, "children", r.id))
+            })?;
             let mut text = std::mem::take(&mut self.text);
             for &tid in &tids {
                 let path = ProcPath::new(r.base, Some(tid), b"/children");
@@ -307,13 +307,8 @@ impl Fallback {
         else {
             return Err(Error::NoSuchProcess { target: r.id });
         };
-        let mut pids = std::mem::take(&mut self.scratch);
-        pids.clear();
-        let res = self.read_root_ids(root, start, |id| pids.push(id));
-        if let Err(e) = res {
-            self.scratch = pids;
-            return Err(e);
-        }
+        let pids =
+            self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, start, |id| ids.push(id)))?;
         for &p in &pids {
             if let Some((buf, n)) = read_small(root, &ProcPath::new(Base::Pid(p), None, b"/stat")) {
                 if Stat::parse(&buf[..n]).is_some_and(|s| s.ppid == tgid.as_raw()) {
@@ -324,6 +319,25 @@ impl Fallback {
         self.scratch = pids;
         Order::unsorted().finish(out);
         Ok(())
+    }
+
+    /// The reused id list, cleared, filled by `fill` and taken out of
+    /// `self` so the caller can go through it while using `self`. It goes
+    /// back on an error; otherwise the caller puts it back
+    /// (`self.scratch = ids`) when done with it.
+    fn take_scratch_ids(
+        &mut self,
+        fill: impl FnOnce(&mut Self, &mut Vec<i32>) -> Result<()>,
+    ) -> Result<Vec<i32>> {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        match fill(self, &mut ids) {
+            Ok(()) => Ok(ids),
+            Err(e) => {
+                self.scratch = ids;
+                Err(e)
+            }
+        }
     }
 
     #[cfg(test)]
