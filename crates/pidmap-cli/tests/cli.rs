@@ -437,6 +437,21 @@ fn flags_are_scoped_to_their_subcommands() {
         .is_ok());
 }
 
+/// `pidmap procs` through the /proc backend with a proc root that does
+/// not exist: exit status 1.
+fn procs_from_a_missing_proc_root() -> assert_cmd::assert::Assert {
+    pidmap()
+        .args([
+            "--backend",
+            "procfs",
+            "--proc-root",
+            "/nonexistent",
+            "procs",
+        ])
+        .assert()
+        .code(1)
+}
+
 #[test]
 fn user_text_names_no_developer_tool() {
     let help = pidmap().arg("--help").assert().success();
@@ -447,16 +462,7 @@ fn user_text_names_no_developer_tool() {
         let out = pidmap().args([sub, "--help"]).assert().success();
         all.push_str(&String::from_utf8_lossy(&out.get_output().stdout));
     }
-    let out = pidmap()
-        .args([
-            "--backend",
-            "procfs",
-            "--proc-root",
-            "/nonexistent",
-            "procs",
-        ])
-        .assert()
-        .code(1);
+    let out = procs_from_a_missing_proc_root();
     all.push_str(&String::from_utf8_lossy(&out.get_output().stderr));
     let out = pidmap().args(["threads", "1073741824"]).assert().code(1);
     all.push_str(&String::from_utf8_lossy(&out.get_output().stderr));
@@ -477,19 +483,9 @@ fn runtime_errors_are_one_line_exit_1() {
                 "pidmap: no such process: process 1073741824\n",
             ));
     }
-    pidmap()
-        .args([
-            "--backend",
-            "procfs",
-            "--proc-root",
-            "/nonexistent",
-            "procs",
-        ])
-        .assert()
-        .code(1)
-        .stderr(predicate::eq(
-            "pidmap: /nonexistent is not a mounted procfs of this pid namespace\n",
-        ));
+    procs_from_a_missing_proc_root().stderr(predicate::eq(
+        "pidmap: /nonexistent is not a mounted procfs of this pid namespace\n",
+    ));
 }
 
 #[test]

@@ -16,21 +16,11 @@ use serde_json::Value;
 mod support;
 use support::bin;
 
-/// Whether the kernel has pidmap(2), asked with a raw syscall.
-fn kernel_has_pidmap() -> bool {
-    let req = [16u32, 0, 0, 0];
-    // SAFETY: a readable request, NULL buffer, count 0, undefined flag.
-    let r = unsafe {
-        libc::syscall(
-            libc::c_long::from(1000i16),
-            req.as_ptr(),
-            std::ptr::null_mut::<i32>(),
-            libc::c_ulong::from(0u32),
-            libc::c_ulong::from(0x8000_0000u32),
-        )
-    };
-    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
-}
+// Whether the kernel has pidmap(2), asked with a raw syscall: the crate's
+// tests' own probe, shared by file.
+#[path = "../../pidmap/tests/support/raw_probe.rs"]
+mod raw_probe;
+use raw_probe::{kernel_has_pidmap, NR_PIDMAP};
 
 /// Whether pidmap(2) takes `PIDMAP_INFO`, asked with a raw syscall: a
 /// valid `PIDMAP_PROC | PIDMAP_INFO` request (struct pidmap_req VER1,
@@ -43,7 +33,7 @@ fn kernel_has_task_records() -> bool {
     // count 0, so nothing is written.
     let r = unsafe {
         libc::syscall(
-            libc::c_long::from(1000i16),
+            libc::c_long::from(NR_PIDMAP),
             req.as_ptr(),
             room.as_mut_ptr(),
             libc::c_ulong::from(0u32),

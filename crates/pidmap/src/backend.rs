@@ -321,8 +321,14 @@ impl Backend {
     }
 }
 
+// The tests' raw probe, independent of the probe code above.
+#[cfg(test)]
+#[path = "../tests/support/raw_probe.rs"]
+mod raw_probe;
+
 #[cfg(test)]
 mod tests {
+    use super::raw_probe::{probe, NR_FDMAP, NR_PIDMAP};
     use super::*;
 
     #[test]
@@ -390,19 +396,9 @@ mod tests {
     #[test]
     fn cached_probe_matches_an_independent_raw_call() {
         let cached = kernel_support();
-        let req = [16u32, 0, 0, 0];
-        // SAFETY: a readable 16-byte request, NULL buffer, count 0.
-        let r = unsafe {
-            libc::syscall(
-                libc::c_long::from(1000i16),
-                req.as_ptr(),
-                std::ptr::null_mut::<i32>(),
-                libc::c_ulong::from(0u32),
-                libc::c_ulong::from(0x8000_0000u32),
-            )
-        };
-        let errno = std::io::Error::last_os_error().raw_os_error();
-        assert_eq!(r, -1);
+        let errno = probe(NR_PIDMAP)
+            .expect_err("the probe must fail")
+            .raw_os_error();
         let want = match errno {
             Some(libc::ENOSYS) => KernelSupport::Missing,
             Some(libc::EINVAL) => KernelSupport::Available,
@@ -411,21 +407,8 @@ mod tests {
         };
         if want == KernelSupport::Available {
             // fdmap too, or the classification would not say Available.
-            // SAFETY: as above.
-            let r = unsafe {
-                libc::syscall(
-                    libc::c_long::from(1001i16),
-                    req.as_ptr(),
-                    std::ptr::null_mut::<i32>(),
-                    libc::c_ulong::from(0u32),
-                    libc::c_ulong::from(0x8000_0000u32),
-                )
-            };
-            assert_eq!(r, -1);
-            assert_eq!(
-                std::io::Error::last_os_error().raw_os_error(),
-                Some(libc::EINVAL)
-            );
+            let fdmap = probe(NR_FDMAP).expect_err("the fdmap probe must fail");
+            assert_eq!(fdmap.raw_os_error(), Some(libc::EINVAL));
         }
         assert_eq!(cached, want);
         let required = std::env::var("PIDMAP_REQUIRE_SYSCALL").is_ok_and(|v| v == "1");

@@ -344,20 +344,6 @@ fn chunked_listing_with_step_3_equals_full_listing() {
     let _parked = ParkedThreads::spawn(7);
     let mut pm = procfs_backend();
     let q = Query::threads(Target::Caller);
-    let chunked = |pm: &mut Pidmap| {
-        let mut all = Vec::new();
-        let mut buf = [Pid::from_raw(0); 3];
-        let mut start = 0;
-        loop {
-            let n = pm.read_chunk(q, start, &mut buf).unwrap();
-            if n == 0 {
-                break all;
-            }
-            assert!(n <= 3);
-            all.extend_from_slice(&buf[..n]);
-            start = buf[n - 1].as_raw() + 1;
-        }
-    };
     let mut pm2 = procfs_backend();
     agree(
         "chunked vs full",
@@ -366,7 +352,7 @@ fn chunked_listing_with_step_3_equals_full_listing() {
             pm2.fill(q, &mut v).unwrap();
             v
         },
-        || chunked(&mut pm),
+        || read_in_chunks_of_3(&mut pm, q),
     );
 }
 
@@ -514,39 +500,6 @@ fn pidfd_target_follows_its_process() {
     let file = std::fs::File::open("/proc/self/stat").unwrap();
     let r = pm.fill(Query::threads(std::os::fd::AsFd::as_fd(&file)), &mut t);
     assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
-}
-
-/// Runs `f` on a new thread in a private mount namespace (its own copy of
-/// ours, with no propagation back), so that mounts made by `f` are never
-/// seen by the host. `None` (with a note) where unshare is not permitted.
-fn in_private_mount_ns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Option<R> {
-    std::thread::spawn(move || {
-        // SAFETY: unshare and mount with constant arguments; both affect
-        // only this thread (CLONE_NEWNS implies unsharing its fs struct).
-        unsafe {
-            if libc::unshare(libc::CLONE_NEWNS) != 0 {
-                note(&format!(
-                    "cannot unshare(CLONE_NEWNS): {}",
-                    std::io::Error::last_os_error()
-                ));
-                return None;
-            }
-            assert_eq!(
-                libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null()
-                ),
-                0,
-                "making our mount namespace private"
-            );
-        }
-        Some(f())
-    })
-    .join()
-    .expect("the namespace thread panicked")
 }
 
 /// A procfs mounted on a fresh directory, in a private mount namespace;

@@ -28,6 +28,13 @@ use pidmap::{
     ActiveBackend, Backend, Error, InfoFields, KernelSupport, Pid, Pidmap, Query, Target,
 };
 
+// Whether the kernel really has the calls, asked with a raw syscall
+// before any filter (independent of the crate's probe), and the ABI's
+// numbers the filters match.
+#[path = "support/raw_probe.rs"]
+mod raw_probe;
+use raw_probe::{kernel_has_pidmap, NR_FDMAP, NR_PIDMAP, PROBE_FLAG};
+
 /// `AUDIT_ARCH_*` of the target (`EM_*`, `__AUDIT_ARCH_64BIT`,
 /// `__AUDIT_ARCH_LE` from `<linux/audit.h>` and `<linux/elf-em.h>`).
 #[cfg(target_arch = "x86_64")]
@@ -41,11 +48,6 @@ const AUDIT_ARCH: u32 = 0xc000_00f3;
 #[cfg(target_arch = "loongarch64")]
 const AUDIT_ARCH: u32 = 0xc000_0102;
 
-/// docs/ABI.md: the same numbers on every wired architecture.
-const NR_PIDMAP: u32 = 1000;
-const NR_FDMAP: u32 = 1001;
-/// The probe's undefined flag bit, in `args[3]`.
-const PROBE_FLAG: u32 = 0x8000_0000;
 /// `PIDMAP_INFO`, in `args[3]`.
 const INFO_FLAG: u32 = 0x800;
 
@@ -99,8 +101,8 @@ fn filter(policy: Policy) -> Vec<libc::sock_filter> {
         jump(BPF_JMP_JEQ_K, AUDIT_ARCH, 1, 0),
         stmt(BPF_RET_K, libc::SECCOMP_RET_KILL_PROCESS),
         stmt(BPF_LD_W_ABS, DATA_NR),
-        jump(BPF_JMP_JEQ_K, NR_PIDMAP, 2, 0),
-        jump(BPF_JMP_JEQ_K, NR_FDMAP, 1, 0),
+        jump(BPF_JMP_JEQ_K, u32::from(NR_PIDMAP), 2, 0),
+        jump(BPF_JMP_JEQ_K, u32::from(NR_FDMAP), 1, 0),
         stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
     ];
     match policy {
@@ -273,23 +275,6 @@ fn check_fallback(why: KernelSupport) -> Result<(), String> {
             "Syscall backend: want SyscallUnavailable({why:?}), got {e:?}"
         )),
     }
-}
-
-/// Whether the kernel really has the calls, asked with a raw syscall
-/// before any filter (independent of the crate's probe).
-fn kernel_has_pidmap() -> bool {
-    let req = [16u32, 0, 0, 0];
-    // SAFETY: a readable request, NULL buffer, count 0.
-    let r = unsafe {
-        libc::syscall(
-            libc::c_long::from(1000i16),
-            req.as_ptr(),
-            std::ptr::null_mut::<i32>(),
-            libc::c_ulong::from(0u32),
-            libc::c_ulong::from(PROBE_FLAG),
-        )
-    };
-    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
 }
 
 fn eperm_child() -> Result<bool, String> {

@@ -223,20 +223,7 @@ fn chunked_step_3_equals_full_for_every_mode() {
         agree(
             "chunked vs full",
             || list(&mut full_pm, q).unwrap(),
-            || {
-                let mut all = Vec::new();
-                let mut buf = [Pid::from_raw(0); 3];
-                let mut start = 0;
-                loop {
-                    let n = sc.read_chunk(q, start, &mut buf).unwrap();
-                    if n == 0 {
-                        break all;
-                    }
-                    assert!(n <= 3);
-                    all.extend_from_slice(&buf[..n]);
-                    start = buf[n - 1].as_raw() + 1;
-                }
-            },
+            || read_in_chunks_of_3(&mut sc, q),
         );
     }
 }
@@ -466,21 +453,11 @@ fn view_follows_hidepid_like_ls_proc() {
     let dir = std::env::temp_dir().join(format!("pidmap-view-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.clone();
-    let code = std::thread::spawn(move || {
-        // SAFETY: unshare/mount affect only this thread's namespace.
+    let code = in_private_mount_ns(move || {
+        let c = std::ffi::CString::new(d.to_str().unwrap()).unwrap();
+        // SAFETY: mount(2) of a fresh procfs on a directory we created,
+        // in our private mount namespace only.
         unsafe {
-            assert_eq!(libc::unshare(libc::CLONE_NEWNS), 0);
-            assert_eq!(
-                libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null()
-                ),
-                0
-            );
-            let c = std::ffi::CString::new(d.to_str().unwrap()).unwrap();
             assert_eq!(
                 libc::mount(
                     c"proc".as_ptr(),
@@ -535,8 +512,7 @@ fn view_follows_hidepid_like_ls_proc() {
             14
         })
     })
-    .join()
-    .unwrap();
+    .expect("root must be able to unshare(CLONE_NEWNS)");
     let _ = std::fs::remove_dir(&dir);
     assert_eq!(
         code, 0,

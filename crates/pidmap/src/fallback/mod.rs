@@ -64,7 +64,9 @@ pub(crate) struct Fallback {
 
 /// A target resolved to a directory below the proc root.
 #[derive(Debug, Clone, Copy)]
-struct Resolved {
+struct Resolved<'a> {
+    /// The proc root the directory is below.
+    root: &'a ProcRoot,
     base: Base,
     id: TargetId,
     /// For a pidfd: its fd and the pid it named; checked again after the
@@ -98,8 +100,8 @@ impl Fallback {
             Enumeration::Ids(q) => self.list_ids(root, q, start, out),
             Enumeration::Fds(t) => {
                 let r = resolve(root, t, true)?;
-                let res = self.list_fds(root, r, start, out);
-                recheck(root, r, res)
+                let res = self.list_fds(r, start, out);
+                recheck(r, res)
             }
         }
     }
@@ -128,17 +130,17 @@ impl Fallback {
             Listing::AllTasks => self.all_tasks(root, skip_k, start, out),
             Listing::Threads => {
                 let r = resolve(root, q.target(), false)?;
-                let res = self.threads(root, r, skip_k, start, out);
-                recheck(root, r, res)
+                let res = self.threads(r, skip_k, start, out);
+                recheck(r, res)
             }
             Listing::Children => {
                 let r = resolve(root, q.target(), false)?;
-                let res = self.children(root, r, start, out).map(|()| {
+                let res = self.children(r, start, out).map(|()| {
                     if skip_k {
                         out.retain(|id| !is_kthread(root, Base::Pid(id.listed_id())));
                     }
                 });
-                recheck(root, r, res)
+                recheck(r, res)
             }
         }
     }
@@ -168,14 +170,8 @@ impl Fallback {
         start: i32,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        let mut pids = std::mem::take(&mut self.scratch);
-        pids.clear();
         // Processes below `start` may still own threads >= start.
-        let r = self.read_root_ids(root, 1, |id| pids.push(id));
-        if let Err(e) = r {
-            self.scratch = pids;
-            return Err(e);
-        }
+        let pids = self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)))?;
         let mut order = Order::new();
         for &pid in &pids {
             if skip_k && is_kthread(root, Base::Pid(pid)) {
@@ -198,52 +194,54 @@ impl Fallback {
 
     fn threads<T: Listed>(
         &mut self,
-        root: &ProcRoot,
-        r: Resolved,
+        r: Resolved<'_>,
         skip_k: bool,
         start: i32,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        let dir = open_dir(root, r, b"/task", "threads")?;
-        if skip_k && is_kthread(root, r.base) {
+        let dir = open_dir(r, b"/task", "threads")?;
+        if skip_k && is_kthread(r.root, r.base) {
             return Ok(());
         }
         let tgid = if T::NEEDS_TGID {
-            read_small(root, &ProcPath::new(r.base, None, b"/status"))
+            read_small(r.root, &ProcPath::new(r.base, None, b"/status"))
                 .and_then(|(buf, n)| status_tgid(&buf[..n]))
                 .ok_or(Error::NoSuchProcess { target: r.id })?
                 .as_raw()
         } else {
             0
         };
-        let mut order = Order::new();
-        read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
-            order.see(id);
-            out.push(T::listed(id, tgid));
-        })
-        .map_err(|e| io_error(e, "threads", r.id))?;
-        order.finish(out);
+        self.read_ids_ascending(dir.as_fd(), parse_id, start, tgid, out)
+            .map_err(|e| io_error(e, "threads", r.id))
+    }
+
+    fn list_fds<T: Listed>(&mut self, r: Resolved<'_>, start: i32, out: &mut Vec<T>) -> Result<()> {
+        let dir = open_dir(r, b"/fd", "fds")?;
+        self.read_ids_ascending(dir.as_fd(), parse_fd, start, 0, out)
+            .map_err(|e| io_error(e, "fds", r.id))?;
+        // A zombie's fd directory is empty; the syscall says ESRCH for it.
+        if out.is_empty() && is_gone(r.root, r.base) {
+            return Err(Error::NoSuchProcess { target: r.id });
+        }
         Ok(())
     }
 
-    fn list_fds<T: Listed>(
+    /// The entries of `dir` (a task's `task` or `fd` directory) that
+    /// `parse` accepts and that are `>= start`, appended to `out` as
+    /// ids of thread group `tgid`, strictly ascending.
+    fn read_ids_ascending<T: Listed>(
         &mut self,
-        root: &ProcRoot,
-        r: Resolved,
+        dir: BorrowedFd<'_>,
+        parse: fn(&[u8]) -> Option<i32>,
         start: i32,
+        tgid: i32,
         out: &mut Vec<T>,
-    ) -> Result<()> {
-        let dir = open_dir(root, r, b"/fd", "fds")?;
+    ) -> io::Result<()> {
         let mut order = Order::new();
-        read_ids(&mut self.dirents, dir.as_fd(), start, parse_fd, |id| {
+        read_ids(&mut self.dirents, dir, start, parse, |id| {
             order.see(id);
-            out.push(T::listed(id, 0));
-        })
-        .map_err(|e| io_error(e, "fds", r.id))?;
-        // A zombie's fd directory is empty; the syscall says ESRCH for it.
-        if out.is_empty() && is_gone(root, r.base) {
-            return Err(Error::NoSuchProcess { target: r.id });
-        }
+            out.push(T::listed(id, tgid));
+        })?;
         order.finish(out);
         Ok(())
     }
@@ -259,24 +257,16 @@ impl Fallback {
 
     /// Children of the target's thread group, whichever of its threads
     /// created them (zombies included), ascending.
-    fn children<T: Listed>(
-        &mut self,
-        root: &ProcRoot,
-        r: Resolved,
-        start: i32,
-        out: &mut Vec<T>,
-    ) -> Result<()> {
-        let tasks = open_dir(root, r, b"/task", "children")?;
+    fn children<T: Listed>(&mut self, r: Resolved<'_>, start: i32, out: &mut Vec<T>) -> Result<()> {
+        let root = r.root;
+        let tasks = open_dir(r, b"/task", "children")?;
         if self.has_children_files(root) {
-            let mut tids = std::mem::take(&mut self.scratch);
-            tids.clear();
-            let res = read_ids(&mut self.dirents, tasks.as_fd(), 1, parse_id, |id| {
-                tids.push(id)
-            });
-            if let Err(e) = res {
-                self.scratch = tids;
-                return Err(io_error(e, "children", r.id));
-            }
+            let tids = self.take_scratch_ids(|fb, ids| {
+                read_ids(&mut fb.dirents, tasks.as_fd(), 1, parse_id, |id| {
+                    ids.push(id)
+                })
+                .map_err(|e| io_error(e, "children", r.id))
+            })?;
             let mut text = std::mem::take(&mut self.text);
             for &tid in &tids {
                 let path = ProcPath::new(r.base, Some(tid), b"/children");
@@ -307,13 +297,8 @@ impl Fallback {
         else {
             return Err(Error::NoSuchProcess { target: r.id });
         };
-        let mut pids = std::mem::take(&mut self.scratch);
-        pids.clear();
-        let res = self.read_root_ids(root, start, |id| pids.push(id));
-        if let Err(e) = res {
-            self.scratch = pids;
-            return Err(e);
-        }
+        let pids =
+            self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, start, |id| ids.push(id)))?;
         for &p in &pids {
             if let Some((buf, n)) = read_small(root, &ProcPath::new(Base::Pid(p), None, b"/stat")) {
                 if Stat::parse(&buf[..n]).is_some_and(|s| s.ppid == tgid.as_raw()) {
@@ -326,6 +311,25 @@ impl Fallback {
         Ok(())
     }
 
+    /// The reused id list, cleared, filled by `fill` and taken out of
+    /// `self` so the caller can go through it while using `self`. It goes
+    /// back on an error; otherwise the caller puts it back
+    /// (`self.scratch = ids`) when done with it.
+    fn take_scratch_ids(
+        &mut self,
+        fill: impl FnOnce(&mut Self, &mut Vec<i32>) -> Result<()>,
+    ) -> Result<Vec<i32>> {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        match fill(self, &mut ids) {
+            Ok(()) => Ok(ids),
+            Err(e) => {
+                self.scratch = ids;
+                Err(e)
+            }
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn force_ppid_scan(&mut self) {
         self.children_files = Some(false);
@@ -335,7 +339,7 @@ impl Fallback {
 /// Resolve a target to its directory: the caller through `self` (threads,
 /// children: the calling thread's group) or `thread-self` (fds: the calling
 /// thread's fd table), a pidfd through `thread-self/fdinfo`.
-fn resolve(root: &ProcRoot, target: Target<'_>, fds: bool) -> Result<Resolved> {
+fn resolve<'a>(root: &'a ProcRoot, target: Target<'_>, fds: bool) -> Result<Resolved<'a>> {
     let id = target.id();
     let (base, pidfd) = match target {
         Target::Caller if fds => (Base::Thread, None),
@@ -352,7 +356,12 @@ fn resolve(root: &ProcRoot, target: Target<'_>, fds: bool) -> Result<Resolved> {
             (Base::Pid(pid), Some((raw, pid)))
         }
     };
-    Ok(Resolved { base, id, pidfd })
+    Ok(Resolved {
+        root,
+        base,
+        id,
+        pidfd,
+    })
 }
 
 /// The pid a pidfd names, in the proc root's namespace, from the `Pid:`
@@ -379,19 +388,20 @@ fn pidfd_pid(root: &ProcRoot, fd: i32, id: TargetId) -> Result<i32> {
 /// After listing a pidfd's process by number: if the pidfd no longer
 /// names that number, the process exited and the number may have been
 /// reused, so the listing is `ESRCH`, as the syscall says.
-fn recheck(root: &ProcRoot, r: Resolved, res: Result<()>) -> Result<()> {
+fn recheck(r: Resolved<'_>, res: Result<()>) -> Result<()> {
     let Some((fd, pid)) = r.pidfd else {
         return res;
     };
-    match pidfd_pid(root, fd, r.id) {
+    match pidfd_pid(r.root, fd, r.id) {
         Ok(now) if now == pid => res,
         _ => Err(Error::NoSuchProcess { target: r.id }),
     }
 }
 
-fn open_dir(root: &ProcRoot, r: Resolved, suffix: &[u8], what: &'static str) -> Result<OwnedFd> {
+fn open_dir(r: Resolved<'_>, suffix: &[u8], what: &'static str) -> Result<OwnedFd> {
     let path = ProcPath::new(r.base, None, suffix);
-    root.openat(path.as_cstr(), OFlags::DIRECTORY)
+    r.root
+        .openat(path.as_cstr(), OFlags::DIRECTORY)
         .map_err(|e| io_error(e, what, r.id))
 }
 

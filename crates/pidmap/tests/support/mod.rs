@@ -8,7 +8,7 @@ use std::fmt::Debug;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use pidmap::{Backend, Error, KernelSupport, Pid, Pidmap, Target};
+use pidmap::{Backend, Error, KernelSupport, Pid, Pidmap, Query, Target};
 
 /// Set to `1` by the QEMU guest runner: a missing syscall is then a failure.
 pub const REQUIRE_ENV: &str = "PIDMAP_REQUIRE_SYSCALL";
@@ -94,6 +94,24 @@ pub fn agree<T: PartialEq + Debug>(what: &str, mut a: impl FnMut() -> T, mut b: 
             panic!("{what}: backends disagree on a stable listing:\n  a = {x:?}\n  b = {y:?}")
         }
         None => panic!("{what}: the listing never became stable"),
+    }
+}
+
+/// Every id of `q`, read with `read_chunk` three at a time, each chunk
+/// starting just past the last id of the one before (the cursor a caller
+/// of the syscall keeps).
+pub fn read_in_chunks_of_3(pm: &mut Pidmap, q: Query<'_>) -> Vec<Pid> {
+    let mut all = Vec::new();
+    let mut buf = [Pid::from_raw(0); 3];
+    let mut start = 0;
+    loop {
+        let n = pm.read_chunk(q, start, &mut buf).unwrap();
+        if n == 0 {
+            return all;
+        }
+        assert!(n <= 3);
+        all.extend_from_slice(&buf[..n]);
+        start = buf[n - 1].as_raw() + 1;
     }
 }
 
@@ -282,6 +300,39 @@ pub fn is_esrch<T: Debug>(r: &Result<T, Error>) -> bool {
 pub fn note(msg: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "note: {msg}");
+}
+
+/// Runs `f` on a new thread in a private mount namespace (its own copy of
+/// ours, with no propagation back), so that mounts made by `f` are never
+/// seen by the host. `None` (with a note) where unshare is not permitted.
+pub fn in_private_mount_ns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Option<R> {
+    std::thread::spawn(move || {
+        // SAFETY: unshare and mount with constant arguments; both affect
+        // only this thread (CLONE_NEWNS implies unsharing its fs struct).
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                note(&format!(
+                    "cannot unshare(CLONE_NEWNS): {}",
+                    std::io::Error::last_os_error()
+                ));
+                return None;
+            }
+            assert_eq!(
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null()
+                ),
+                0,
+                "making our mount namespace private"
+            );
+        }
+        Some(f())
+    })
+    .join()
+    .expect("the namespace thread panicked")
 }
 
 /// Whether we run as root.

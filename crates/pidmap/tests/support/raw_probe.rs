@@ -1,0 +1,41 @@
+//! Whether the kernel has pidmap(2)/fdmap(2), asked with a raw
+//! `syscall(2)` and the ABI's numbers written out here: the tests' own
+//! reference, never the crate's probe code (a reference must not share
+//! code with the code under test). One file, included with `#[path]` by
+//! the crate's unit tests, its integration tests and the CLI's.
+
+#![allow(dead_code)]
+
+/// docs/ABI.md: the same numbers on every wired architecture.
+pub const NR_PIDMAP: u16 = 1000;
+pub const NR_FDMAP: u16 = 1001;
+/// The undefined flag bit a probe sets, in the flags argument.
+pub const PROBE_FLAG: u32 = 0x8000_0000;
+
+/// Call `nr` as a probe does: a readable 16-byte request, NULL buffer,
+/// count 0 and the undefined flag bit. A kernel with the call answers
+/// `EINVAL`, one without it `ENOSYS`, a seccomp filter maybe `EPERM`;
+/// `Ok` holds what a call that must fail returned anyway.
+pub fn probe(nr: u16) -> Result<libc::c_long, std::io::Error> {
+    let req = [16u32, 0, 0, 0];
+    // SAFETY: a readable 16-byte request, NULL buffer, count 0.
+    let r = unsafe {
+        libc::syscall(
+            libc::c_long::from(nr),
+            req.as_ptr(),
+            std::ptr::null_mut::<i32>(),
+            libc::c_ulong::from(0u32),
+            libc::c_ulong::from(PROBE_FLAG),
+        )
+    };
+    if r == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Whether the kernel has pidmap(2): its probe says `EINVAL`.
+pub fn kernel_has_pidmap() -> bool {
+    probe(NR_PIDMAP).is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+}
