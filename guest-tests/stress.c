@@ -38,10 +38,12 @@
 
 #define N_STABLE_THREADS 4	/* target threads alive for the whole run */
 /*
- * Blocked threads that bring the target to 256 +- 2 threads while the
- * spawners churn: pidmap(PIDMAP_TASKS) selects from the thread list up to
- * 256 threads and walks the pid IDR above that, so consecutive calls of
- * one enumeration keep switching between the two paths.
+ * Blocked threads that bring the target to 256 threads, and a few more
+ * while the spawners churn: pidmap(PIDMAP_TASKS) reads the thread list of
+ * a group of up to 256 threads and walks the pid XArray above that, so
+ * consecutive calls of one enumeration keep switching between the two
+ * paths.  The main thread, the stable threads, the spawners and the
+ * duppers are the other 9.
  */
 #define N_BULK_THREADS 247
 #define MAX_TARGET_TIDS (N_STABLE_THREADS + N_BULK_THREADS)
