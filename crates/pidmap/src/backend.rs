@@ -328,7 +328,7 @@ mod raw_probe;
 
 #[cfg(test)]
 mod tests {
-    use super::raw_probe::{probe, NR_FDMAP, NR_PIDMAP};
+    use super::raw_probe::{probe, Call};
     use super::*;
 
     #[test]
@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn cached_probe_matches_an_independent_raw_call() {
         let cached = kernel_support();
-        let errno = probe(NR_PIDMAP)
+        let errno = probe(Call::Pidmap)
             .expect_err("the probe must fail")
             .raw_os_error();
         let want = match errno {
@@ -407,7 +407,7 @@ mod tests {
         };
         if want == KernelSupport::Available {
             // fdmap too, or the classification would not say Available.
-            let fdmap = probe(NR_FDMAP).expect_err("the fdmap probe must fail");
+            let fdmap = probe(Call::Fdmap).expect_err("the fdmap probe must fail");
             assert_eq!(fdmap.raw_os_error(), Some(libc::EINVAL));
         }
         assert_eq!(cached, want);
