@@ -489,9 +489,14 @@ static void expect_fds(struct side *s, const struct pt_ids *got, const char *wha
 static int run_enum(struct side *s, int is_fdmap, pid_t pid, unsigned int flags,
 		    unsigned int chunk, struct pt_ids *out, const char *what)
 {
+	unsigned long repeats = s->st.dups + s->st.order;
 	int e = pt_enumerate(is_fdmap, pid, flags, chunk, out, &s->st);
 
 	s->enums++;
+	/* Name the first few enumerations that went back or repeated an id. */
+	if (s->st.dups + s->st.order > repeats && repeats < 10)
+		pt_err("%s: %s pid %d flags %#x chunk %u: %lu ids repeated or out of order",
+		       s->name, what, pid, flags, chunk, s->st.dups + s->st.order - repeats);
 	if (e) {
 		s->errors++;
 		if (s->errors <= 10)

@@ -403,11 +403,39 @@ fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
             outcome.log.display()
         ));
     }
+    let log = fs::read_to_string(&outcome.log).unwrap_or_default();
     for name in &outcome.failed {
         step(format!("FAILED: {name}"));
+        // CI shows the end of the output only: repeat the test's own lines.
+        for line in failed_test_lines(&log, name, FAILED_TEST_LINES) {
+            eprintln!("    | {line}");
+        }
     }
     println!("{passed} passed, {failed} failed");
     i32::from(failed != 0)
+}
+
+/// How many lines of a failed test's output the summary repeats.
+const FAILED_TEST_LINES: usize = 40;
+
+/// The last `max` console lines test `name` printed, kernel messages
+/// excluded.
+fn failed_test_lines<'a>(log: &'a str, name: &str, max: usize) -> Vec<&'a str> {
+    let start = format!("PIDMAP-TEST-START {name}");
+    let mut lines = Vec::new();
+    let mut inside = false;
+    for line in log.lines().map(|l| l.trim_end_matches('\r')) {
+        if line == start {
+            inside = true;
+            lines.clear();
+        } else if inside && line.starts_with("PIDMAP-TEST-RESULT ") {
+            inside = false;
+        } else if inside && !line.starts_with('[') {
+            lines.push(line);
+        }
+    }
+    let skip = lines.len().saturating_sub(max);
+    lines.split_off(skip)
 }
 
 /// `cargo xtask qemu-run`: one command in the guest, its exit status is ours.
@@ -513,6 +541,16 @@ mod tests {
             failed: Vec::new(),
             log: PathBuf::from("test.log"),
         }
+    }
+
+    #[test]
+    fn a_failed_test_repeats_its_own_last_lines() {
+        let log = "PIDMAP-TEST-START c/a\r\none\r\nPIDMAP-TEST-RESULT c/a pass rc=0\n\
+                   PIDMAP-TEST-START c/b\nfirst\n[   1.0] kernel line\nsecond\nthird\n\
+                   PIDMAP-TEST-RESULT c/b FAIL rc=1\nafter\n";
+        assert_eq!(failed_test_lines(log, "c/b", 2), ["second", "third"]);
+        assert_eq!(failed_test_lines(log, "c/a", 5), ["one"]);
+        assert!(failed_test_lines(log, "c/none", 5).is_empty());
     }
 
     #[test]
