@@ -9,6 +9,7 @@ mod arch;
 mod bench;
 mod busybox;
 mod ci;
+mod console;
 mod deps;
 mod docs;
 mod forkcost;

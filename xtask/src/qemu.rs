@@ -1,6 +1,7 @@
 //! Booting the guest under QEMU and judging what came back.
 
 use crate::arch::Arch;
+use crate::console::LineMender;
 use crate::guest::{self, Mode, Stage};
 use crate::kernel::{self, Kernel};
 use crate::paths::xtask_dir;
@@ -208,6 +209,7 @@ fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
+        let mut mender = LineMender::default();
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -215,11 +217,14 @@ fn boot(boot: &Boot, timeout: Duration, label: &str) -> Result<Outcome> {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     let line = String::from_utf8_lossy(&buf).trim_end().replace('\r', "");
-                    if tx.send(line).is_err() {
-                        break;
+                    if mender.push(&line).into_iter().any(|l| tx.send(l).is_err()) {
+                        return;
                     }
                 }
             }
+        }
+        if let Some(line) = mender.finish() {
+            let _ = tx.send(line);
         }
     });
 
