@@ -16,7 +16,7 @@ fn kernel_message_inside(line: &str) -> Option<usize> {
 }
 
 /// Whether `text` begins with `[`, optional spaces, digits, `.`, digits, `]`.
-fn starts_with_timestamp(text: &str) -> bool {
+pub fn starts_with_timestamp(text: &str) -> bool {
     let Some(inner) = text.strip_prefix('[') else {
         return false;
     };

@@ -1,7 +1,7 @@
 //! Booting the guest under QEMU and judging what came back.
 
 use crate::arch::Arch;
-use crate::console::LineMender;
+use crate::console::{self, LineMender};
 use crate::guest::{self, Mode, Stage};
 use crate::kernel::{self, Kernel};
 use crate::paths::xtask_dir;
@@ -408,7 +408,11 @@ fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
             outcome.log.display()
         ));
     }
-    let log = fs::read_to_string(&outcome.log).unwrap_or_default();
+    let log = if outcome.failed.is_empty() {
+        String::new()
+    } else {
+        fs::read_to_string(&outcome.log).unwrap_or_default()
+    };
     for name in &outcome.failed {
         step(format!("FAILED: {name}"));
         // CI shows the end of the output only: repeat the test's own lines.
@@ -424,7 +428,7 @@ fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
 const FAILED_TEST_LINES: usize = 40;
 
 /// The last `max` console lines test `name` printed, kernel messages
-/// excluded.
+/// (a timestamp at column 0, as `LineMender` leaves them) excluded.
 fn failed_test_lines<'a>(log: &'a str, name: &str, max: usize) -> Vec<&'a str> {
     let start = format!("PIDMAP-TEST-START {name}");
     let mut lines = Vec::new();
@@ -435,7 +439,7 @@ fn failed_test_lines<'a>(log: &'a str, name: &str, max: usize) -> Vec<&'a str> {
             lines.clear();
         } else if inside && line.starts_with("PIDMAP-TEST-RESULT ") {
             inside = false;
-        } else if inside && !line.starts_with('[') {
+        } else if inside && !console::starts_with_timestamp(line) {
             lines.push(line);
         }
     }
@@ -551,9 +555,12 @@ mod tests {
     #[test]
     fn a_failed_test_repeats_its_own_last_lines() {
         let log = "PIDMAP-TEST-START c/a\r\none\r\nPIDMAP-TEST-RESULT c/a pass rc=0\n\
-                   PIDMAP-TEST-START c/b\nfirst\n[   1.0] kernel line\nsecond\nthird\n\
+                   PIDMAP-TEST-START c/b\nfirst\n[   1.0] kernel line\nsecond\n[case 3] third\n\
                    PIDMAP-TEST-RESULT c/b FAIL rc=1\nafter\n";
-        assert_eq!(failed_test_lines(log, "c/b", 2), ["second", "third"]);
+        assert_eq!(
+            failed_test_lines(log, "c/b", 2),
+            ["second", "[case 3] third"]
+        );
         assert_eq!(failed_test_lines(log, "c/a", 5), ["one"]);
         assert!(failed_test_lines(log, "c/none", 5).is_empty());
     }
