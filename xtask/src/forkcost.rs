@@ -26,9 +26,13 @@ use std::path::PathBuf;
 /// The issue's bar: the patched kernel may be at most this much slower.
 const MAX_SLOWDOWN: f64 = 0.03;
 
-/// Beyond this spread between boots of one kernel, instruction counting
-/// has stopped being deterministic and the comparison is not trusted.
-const MAX_ICOUNT_SPREAD: f64 = 0.01;
+/// Beyond this spread between boots of one kernel, the guest clock is not
+/// counting instructions (TCG wall clock swings ±12 % between boots) and
+/// the comparison is not trusted. Counted boots are close but not equal:
+/// pthread_create + join, ~50,000 instructions, has differed by up to
+/// 1.05 % between boots of one kernel, so the bound is 3 %, and the bar is
+/// judged on the boots' extremes, not only their medians.
+const MAX_ICOUNT_SPREAD: f64 = 0.03;
 
 #[derive(Args)]
 pub struct ForkcostArgs {
@@ -88,6 +92,8 @@ struct Comparison {
     patched: f64,
     unpatched_spread: f64,
     patched_spread: f64,
+    /// The slowest patched boot against the fastest unpatched one.
+    worst_slowdown: f64,
 }
 
 impl Comparison {
@@ -98,6 +104,9 @@ impl Comparison {
             patched: median(&mut patched.to_vec()),
             unpatched_spread: spread(unpatched),
             patched_spread: spread(patched),
+            worst_slowdown: patched.iter().copied().fold(f64::MIN, f64::max)
+                / unpatched.iter().copied().fold(f64::MAX, f64::min)
+                - 1.0,
         }
     }
 
@@ -105,24 +114,26 @@ impl Comparison {
         self.patched / self.unpatched - 1.0
     }
 
+    /// Under the bar even for the least favourable pair of boots.
     fn met(&self) -> bool {
-        self.slowdown() < MAX_SLOWDOWN
+        self.worst_slowdown < MAX_SLOWDOWN
     }
 }
 
 fn markdown_table(rows: &[Comparison], unit: &str) -> String {
     let mut out = format!(
-        "| loop | unpatched ({unit}) | patched ({unit}) | change | boot spread (unpatched / patched) | target | met |\n\
-         |------|----------:|--------:|-------:|------:|:------:|:---:|\n"
+        "| loop | unpatched ({unit}) | patched ({unit}) | change | worst pair of boots | boot spread (unpatched / patched) | target | met |\n\
+         |------|----------:|--------:|-------:|-------:|------:|:------:|:---:|\n"
     );
     for row in rows {
         out.push_str(&format!(
-            "| {} | {:.0} | {:.0} | {:+.0} ({:+.2} %) | {:.2} % / {:.2} % | < {:.0} % | {} |\n",
+            "| {} | {:.0} | {:.0} | {:+.0} ({:+.2} %) | {:+.2} % | {:.2} % / {:.2} % | < {:.0} % | {} |\n",
             row.name,
             row.unpatched,
             row.patched,
             row.patched - row.unpatched,
             row.slowdown() * 100.0,
+            row.worst_slowdown * 100.0,
             row.unpatched_spread * 100.0,
             row.patched_spread * 100.0,
             MAX_SLOWDOWN * 100.0,
@@ -269,9 +280,14 @@ mod tests {
         assert!((over.slowdown() - 0.04).abs() < 1e-9);
         assert!(!over.met());
         assert!((over.patched_spread - 97.0 / 104.0).abs() < 1e-9);
+        // A median under the bar is not enough: the worst pair must be too.
+        let outlier = Comparison::new("loop", &[100.0, 100.0, 100.0], &[102.0, 102.0, 104.0]);
+        assert!((outlier.slowdown() - 0.02).abs() < 1e-9);
+        assert!((outlier.worst_slowdown - 0.04).abs() < 1e-9);
+        assert!(!outlier.met());
         let table = markdown_table(&[within], "instructions");
-        assert!(
-            table.contains("| loop | 100 | 102 | +2 (+2.00 %) | 0.00 % / 0.00 % | < 3 % | yes |")
-        );
+        assert!(table.contains(
+            "| loop | 100 | 102 | +2 (+2.00 %) | +2.00 % | 0.00 % / 0.00 % | < 3 % | yes |"
+        ));
     }
 }
