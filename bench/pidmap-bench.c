@@ -18,7 +18,11 @@
  * only, reports the new side as unavailable, and exits 0.  The refresh
  * cases (a top-style refresh: every task's stat fields) also report their
  * bulk side as unavailable on a kernel with pidmap but without PIDMAP_INFO
- * (EINVAL), and time the variants that kernel has.
+ * (EINVAL), and time the variants that kernel has; their per-task
+ * PIDFD_GET_INFO variant (pidfd_open + ioctl + close per task, a lower
+ * bound: it has no comm, state, CPU time, rss or start time) runs on any
+ * kernel that has PIDFD_GET_INFO (6.13 on), so also on one without
+ * pidmap, where its ids come from the /proc readdirs.
  *
  * Usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...
  *                     [--threads N] [--procs N] [--min-sample-us N] [--list]
@@ -44,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -57,6 +62,27 @@
 /* Relative to this file, so the bench still builds with one gcc command. */
 #include "../guest-tests/include/pidmap_uapi.h"
 #include "../guest-tests/include/thread_holder.h"
+
+/*
+ * PIDFD_THREAD, PIDFD_GET_INFO and struct pidfd_info from the kernel's
+ * uapi header (fallbacks below for headers older than 6.13).  It includes
+ * <linux/fcntl.h>, whose struct flock clashes with glibc's <fcntl.h>:
+ * glibc already gives the O_EXCL that PIDFD_THREAD is, so that header is
+ * kept out by its include guard.
+ */
+#if defined(__has_include)
+#if __has_include(<linux/pidfd.h>)
+#ifndef _LINUX_FCNTL_H
+#define _LINUX_FCNTL_H
+#define PIDMAP_BENCH_NO_LINUX_FCNTL
+#endif
+#include <linux/pidfd.h>
+#ifdef PIDMAP_BENCH_NO_LINUX_FCNTL
+#undef _LINUX_FCNTL_H
+#undef PIDMAP_BENCH_NO_LINUX_FCNTL
+#endif
+#endif
+#endif
 
 #define JSON_BEGIN "PIDMAP-BENCH-JSON-BEGIN"
 #define JSON_END   "PIDMAP-BENCH-JSON-END"
@@ -563,7 +589,7 @@ struct result {
 	long new_entries;		/* ids the syscall returned */
 	bool agree;			/* both sides saw the same ids */
 	long base_iters, new_iters;
-	char extra[768];		/* extra JSON members, "" or ", ..." */
+	char extra[1280];		/* extra JSON members, "" or ", ..." */
 };
 
 static struct result results[16];
@@ -1147,7 +1173,17 @@ static void case_tasks_10k(void)
  *  - bulk ("new"): pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records, turned
  *    into the same records (ns to ticks);
  *  - "bulk_call": the same call alone, timed only, for the kernel's cost
- *    per record.
+ *    per record;
+ *  - "pidfd_info": the per-task route of 7.3 without pidmap's records:
+ *    the ids from PIDMAP_ALL_TASKS (the "pidmap" variant's listing; on a
+ *    kernel without pidmap, the walk's readdirs of /proc and
+ *    /proc/PID/task), timed with the rest as every variant's listing is,
+ *    then per task pidfd_open(tid, PIDFD_THREAD), ioctl(PIDFD_GET_INFO),
+ *    close.  PIDFD_GET_INFO gives pid, tgid, ppid, the credentials and
+ *    the cgroup id, and no comm, state, CPU time, rss or start time: a
+ *    monitor on this route still reads /proc for those, so its time is a
+ *    lower bound of the per-task route's cost, and its records are
+ *    checked on tid, tgid and ppid only.
  */
 
 /* The refresh's fields; struct pidmap_info and the bits: pidmap_uapi.h. */
@@ -1184,6 +1220,12 @@ struct refresh {
 	long stat_reads;	/* stat files read by the last refresh */
 	long stat_bytes;
 	long missing_fields;	/* bulk: records whose mask lacks a field */
+	bool ids_only;		/* only tid, tgid, ppid (pidfd_info) */
+	/*
+	 * rss is the exact resident set, statm's 2nd field (status VmRSS),
+	 * not stat's field 24, which reads the counters' approximate value
+	 */
+	bool exact_rss;
 };
 
 static unsigned long long ns_per_tick;
@@ -1453,6 +1495,160 @@ static void probe_info(void)
 		die("PIDMAP_INFO probe: expected 0, EINVAL or E2BIG, got %ld (%m)", r);
 }
 
+
+/* ---- The per-task route of 7.3: pidfd_open + PIDFD_GET_INFO + close ---- */
+
+/*
+ * What PIDFD_GET_INFO (Linux 6.13 on; 7.3's include/uapi/linux/pidfd.h)
+ * gives for one task: pid, tgid, ppid and the credentials always, the
+ * cgroup id when the kernel has cgroups.  It has no comm, state, CPU
+ * time, rss or start time: a monitor on this route still reads /proc for
+ * those, so this variant is a lower bound of the per-task route's cost.
+ * The fallbacks are 7.3's values, for headers older than 6.13; the
+ * ioctl's size is part of its number, and the kernel takes any size from
+ * PIDFD_INFO_SIZE_VER0 (64) on.
+ */
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef PIDFD_GET_INFO
+#define PIDFD_INFO_PID		(1UL << 0)
+#define PIDFD_INFO_CREDS	(1UL << 1)
+#define PIDFD_INFO_CGROUPID	(1UL << 2)
+struct pidfd_info {
+	__u64 mask;
+	__u64 cgroupid;
+	__u32 pid, tgid, ppid;
+	__u32 ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	__s32 exit_code;
+};
+#define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
+#endif
+
+/* The fields it has; PID and CREDS come back whether asked or not. */
+#define PIDFD_REFRESH_MASK (PIDFD_INFO_PID | PIDFD_INFO_CREDS | PIDFD_INFO_CGROUPID)
+#define PIDFD_REQUIRED (PIDFD_INFO_PID | PIDFD_INFO_CREDS)
+
+static bool have_pidfd_info;	/* pidfd_open(PIDFD_THREAD) + PIDFD_GET_INFO work */
+static int pidfd_info_errno;	/* what the probe got instead, or 0 */
+static long pidfd_gone;		/* tasks that exited between the listing and the ioctl */
+static long pidfd_cgroupid;	/* records whose mask has PIDFD_INFO_CGROUPID */
+
+/*
+ * One task: pidfd_open(tid, PIDFD_THREAD) (every task, leaders included,
+ * so that one flag serves all: a leader's thread pidfd reports the same
+ * pid, tgid and ppid), PIDFD_GET_INFO, close.  A task that exited after
+ * the listing is skipped and counted: pidfd_open says ESRCH once its pid
+ * is freed, EINVAL in the moment its task is detached from a pid not yet
+ * freed, and the ioctl ESRCH once the task is gone.
+ */
+static void pidfd_info_one(struct refresh *rf, int tid)
+{
+	struct pidfd_info info;
+	struct task_rec *r;
+	int fd;
+
+	fd = (int)syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0) {
+		if (errno == ESRCH || errno == EINVAL) {
+			pidfd_gone++;
+			return;
+		}
+		die("%s: pidfd_open(%d, PIDFD_THREAD): %m", rf->name, tid);
+	}
+	memset(&info, 0, sizeof(info));
+	info.mask = PIDFD_REFRESH_MASK;
+	if (ioctl(fd, PIDFD_GET_INFO, &info)) {
+		if (errno != ESRCH)
+			die("%s: ioctl(PIDFD_GET_INFO) on tid %d: %m", rf->name, tid);
+		close(fd);
+		pidfd_gone++;
+		return;
+	}
+	close(fd);
+	rf->stat_reads++;	/* here: tasks asked */
+	if ((info.mask & PIDFD_REQUIRED) != PIDFD_REQUIRED)
+		rf->missing_fields++;
+	if (info.mask & PIDFD_INFO_CGROUPID)
+		pidfd_cgroupid++;
+	r = rec_push(rf);
+	r->tid = (int)info.pid;
+	r->tgid = (int)info.tgid;
+	r->ppid = (int)info.ppid;
+	r->comm[0] = '\0';	/* PIDFD_GET_INFO has none of the rest */
+	if ((int)info.pid != tid)
+		die("%s: PIDFD_GET_INFO on tid %d's thread pidfd says pid %u",
+		    rf->name, tid, info.pid);
+	sink = (long)(info.ruid ^ info.euid ^ info.cgroupid);
+}
+
+static inline void pidfd_info_task(void *arg, DIR *task_dir, int pid, int tid)
+{
+	(void)task_dir;
+	(void)pid;
+	pidfd_info_one(arg, tid);
+	errno = 0;	/* readdir's end test */
+}
+
+/*
+ * The per-task route: the ids from PIDMAP_ALL_TASKS (the listing of the
+ * "pidmap" variant and of the bulk records), or, on a kernel without
+ * pidmap, from the /proc walk's readdirs; the listing is timed with the
+ * rest, as it is in every other variant.  Then per task pidfd_open,
+ * PIDFD_GET_INFO, close.
+ */
+static long refresh_pidfd_info(void *arg)
+{
+	struct refresh *rf = arg;
+	long n, i;
+
+	refresh_reset(rf);
+	pidfd_gone = pidfd_cgroupid = 0;
+	if (!have_pidmap) {
+		for_each_proc_task(pidfd_info_task, rf);
+		return rf->n;
+	}
+	n = pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
+	rf->calls = n / IDBUF_CAP + 1;
+	for (i = 0; i < n; i++)
+		pidfd_info_one(rf, idbuf[i]);
+	return rf->n;
+}
+
+/*
+ * Probe the route on ourselves: a kernel before 6.9 rejects PIDFD_THREAD
+ * (EINVAL), one before 6.13 lacks PIDFD_GET_INFO (ENOTTY); anything else
+ * is a broken kernel: stop.
+ */
+static void probe_pidfd_info(void)
+{
+	struct pidfd_info info;
+	int fd;
+
+	fd = (int)syscall(__NR_pidfd_open, (int)syscall(SYS_gettid), PIDFD_THREAD);
+	if (fd < 0) {
+		if (errno != ENOSYS && errno != EINVAL)
+			die("pidfd_open probe: expected a pidfd, ENOSYS or EINVAL: %m");
+		pidfd_info_errno = errno;
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	info.mask = PIDFD_REFRESH_MASK;
+	if (ioctl(fd, PIDFD_GET_INFO, &info)) {
+		if (errno != ENOTTY && errno != EINVAL)
+			die("PIDFD_GET_INFO probe: expected 0, ENOTTY or EINVAL: %m");
+		pidfd_info_errno = errno;
+	} else if ((int)info.tgid != getpid() || (int)info.ppid != getppid()) {
+		die("PIDFD_GET_INFO probe: tgid %u ppid %u, expected %d %d",
+		    info.tgid, info.ppid, getpid(), getppid());
+	} else {
+		have_pidfd_info = true;
+	}
+	close(fd);
+}
 /* ---- The cross-check ---- */
 
 static int cmp_rec_tid(const void *a, const void *b)
@@ -1545,6 +1741,26 @@ static int check_report(const char *name, const char *variant, int *shown,
 	return 1;
 }
 
+/* statm's 2nd field of task @tid: its exact resident set in pages; -1 if gone. */
+static long statm_rss(int tid)
+{
+	char path[32], buf[256];
+	long size, rss;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/statm", tid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%ld %ld", &size, &rss) == 2 ? rss : -1;
+}
+
 /*
  * Compare @b with the baseline @a (both sorted by tid).  Fields of the
  * workload (the case's sleeping tasks) must match exactly.  Elsewhere a
@@ -1594,6 +1810,8 @@ static long compare_refresh(const char *name, const struct refresh *a,
 		if (y->ppid != x->ppid)
 			bad += check_report(name, b->name, &shown, "tid %d: ppid %d, walk %d",
 					    x->tid, y->ppid, x->ppid);
+		if (b->ids_only)
+			continue;
 		if (!comm_matches(x, y))
 			bad += check_report(name, b->name, &shown, "tid %d: comm \"%s\", walk \"%s\"",
 					    x->tid, y->comm, x->comm);
@@ -1608,9 +1826,21 @@ static long compare_refresh(const char *name, const struct refresh *a,
 		else if (!own && y->state != x->state && x->state != 'R' && y->state != 'R')
 			bad += check_report(name, b->name, &shown, "tid %d (%s): state %c, walk %c",
 					    x->tid, x->comm, y->state, x->state);
-		if (!own && y->rss != x->rss)
+		/*
+		 * The walk's rss is stat's approximate one; an exact rss is
+		 * compared with statm, read now (a task gone since is skipped).
+		 */
+		if (!own && !b->exact_rss && y->rss != x->rss)
 			bad += check_report(name, b->name, &shown, "tid %d (%s): rss %ld, walk %ld",
 					    x->tid, x->comm, y->rss, x->rss);
+		if (!own && b->exact_rss) {
+			long m = statm_rss(x->tid);
+
+			if (m >= 0 && y->rss != m)
+				bad += check_report(name, b->name, &shown,
+						    "tid %d (%s): rss %ld, statm %ld (walk's stat %ld)",
+						    x->tid, x->comm, y->rss, m, x->rss);
+		}
 		if (own)
 			continue;
 		if (b->group_cputime) {
@@ -1652,6 +1882,7 @@ static bool refresh_check(const char *name, struct refresh **v, int nv,
 {
 	static const enum_fn fns[] = {
 		refresh_walk, refresh_pidmap, refresh_pidmap_grouped, refresh_bulk,
+		refresh_pidfd_info,
 	};
 	int attempt, k;
 
@@ -1686,11 +1917,11 @@ static bool refresh_check(const char *name, struct refresh **v, int nv,
 }
 
 static struct task_rec recs_walk[REC_CAP], recs_pidmap[REC_CAP],
-		       recs_grouped[REC_CAP], recs_bulk[REC_CAP];
+		       recs_grouped[REC_CAP], recs_bulk[REC_CAP], recs_pidfd[REC_CAP];
 
 /* Bulk ns and records of refresh_250, for the per-record cost. */
 static double refresh_small_new = -1, refresh_small_base, refresh_small_pidmap = -1,
-	      refresh_small_call = -1;
+	      refresh_small_call = -1, refresh_small_pidfd = -1;
 static long refresh_small_n;
 
 static void ratio_json(char *buf, size_t size, const char *key, double base,
@@ -1709,20 +1940,23 @@ static void ratio_json(char *buf, size_t size, const char *key, double base,
 static void refresh_case(const char *name, double target, const struct pop *work,
 			 bool small)
 {
-	struct refresh walk = { "walk", false, recs_walk, 0, 0, 0, 0, 0 };
-	struct refresh pm = { "pidmap", true, recs_pidmap, 0, 0, 0, 0, 0 };
-	struct refresh grp = { "pidmap_grouped", false, recs_grouped, 0, 0, 0, 0, 0 };
-	struct refresh bulk = { "bulk", false, recs_bulk, 0, 0, 0, 0, 0 };
+	struct refresh walk = { "walk", false, recs_walk, 0, 0, 0, 0, 0, false, false };
+	struct refresh pm = { "pidmap", true, recs_pidmap, 0, 0, 0, 0, 0, false, false };
+	struct refresh grp = { "pidmap_grouped", false, recs_grouped, 0, 0, 0, 0, 0, false, false };
+	struct refresh bulk = { "bulk", false, recs_bulk, 0, 0, 0, 0, 0, false, true };
+	struct refresh pfd = { "pidfd_info", false, recs_pidfd, 0, 0, 0, 0, 0, true, false };
 	struct side sw = { .fn = refresh_walk, .arg = &walk };
 	struct side sp = { .fn = refresh_pidmap, .arg = &pm };
 	struct side sg = { .fn = refresh_pidmap_grouped, .arg = &grp };
 	struct side sk = { .fn = refresh_bulk, .arg = &bulk };
 	struct side sc = { .fn = refresh_bulk_call };
-	struct side *v[5] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
-			      have_info ? &sk : NULL, have_info ? &sc : NULL };
-	struct refresh *rv[4] = { &walk, v[1] ? &pm : NULL, v[2] ? &grp : NULL,
-				  v[3] ? &bulk : NULL };
-	char pj[192], gj[192], cj[160], bulk_state[64], per[320] = "";
+	struct side sf = { .fn = refresh_pidfd_info, .arg = &pfd };
+	struct side *v[6] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
+			      have_info ? &sk : NULL, have_info ? &sc : NULL,
+			      have_pidfd_info ? &sf : NULL };
+	struct refresh *rv[5] = { &walk, v[1] ? &pm : NULL, v[2] ? &grp : NULL,
+				  v[3] ? &bulk : NULL, v[5] ? &pfd : NULL };
+	char pj[192], gj[192], cj[160], fj[384], bulk_state[64], per[400] = "";
 	struct result *r = add_result(name, target, false);
 	struct cost cw = { 0 };
 
@@ -1733,13 +1967,15 @@ static void refresh_case(const char *name, double target, const struct pop *work
 			 info_errno == E2BIG ? "E2BIG" : "EINVAL");
 	else
 		snprintf(bulk_state, sizeof(bulk_state), "present");
-	note("%s: timing the walk%s%s ...\n", name,
+	note("%s: timing the walk%s%s%s ...\n", name,
 	     have_pidmap ? ", pidmap + stat, pidmap grouped + stat" : "",
-	     have_info ? ", bulk" : "");
-	run_sides(v, 5);
+	     have_info ? ", bulk" : "",
+	     !have_pidfd_info ? "" : have_pidmap ? ", pidmap + pidfd_open/PIDFD_GET_INFO/close" :
+	     ", /proc readdir + pidfd_open/PIDFD_GET_INFO/close");
+	run_sides(v, 6);
 	r->base_ns = median(sw.samples, opt.rounds);
 	r->base_iters = sw.iters;
-	r->agree = refresh_check(name, rv, 4, work);
+	r->agree = refresh_check(name, rv, 5, work);
 	r->entries = walk.n;
 	cost_proc_tasks(&cw);
 	r->base_sys = cw.syscalls + 3 * walk.stat_reads;
@@ -1755,12 +1991,28 @@ static void refresh_case(const char *name, double target, const struct pop *work
 	ratio_json(pj, sizeof(pj), "pidmap", r->base_ns, v[1]);
 	ratio_json(gj, sizeof(gj), "pidmap_grouped", r->base_ns, v[2]);
 	ratio_json(cj, sizeof(cj), "bulk_call", r->base_ns, v[4]);
+	ratio_json(fj, sizeof(fj), "pidfd_info", r->base_ns, v[5]);
+	if (v[5])
+		snprintf(fj + strlen(fj), sizeof(fj) - strlen(fj),
+			 ", \"pidfd_info_ids\": \"%s\", \"pidfd_info_syscalls\": %ld, "
+			 "\"pidfd_info_gone\": %ld, \"pidfd_info_cgroupid\": %s",
+			 have_pidmap ? "pidmap" : "proc",
+			 (have_pidmap ? pfd.calls : cw.syscalls) + 3 * pfd.stat_reads,
+			 pidfd_gone, pidfd_cgroupid == pfd.n ? "true" : "false");
+	else
+		snprintf(fj + strlen(fj), sizeof(fj) - strlen(fj),
+			 ", \"pidfd_info_state\": \"absent: %s\"",
+			 pidfd_info_errno == ENOSYS ? "no pidfd_open (ENOSYS)" :
+			 pidfd_info_errno == EINVAL ? "no PIDFD_THREAD (EINVAL)" :
+			 pidfd_info_errno == ENOTTY ? "no PIDFD_GET_INFO (ENOTTY)" :
+			 "PIDFD_GET_INFO refused (EINVAL)");
 	if (small) {
 		refresh_small_n = walk.n;
 		refresh_small_base = r->base_ns;
 		refresh_small_new = r->new_ns;
 		refresh_small_pidmap = v[1] ? median(sp.samples, opt.rounds) : -1;
 		refresh_small_call = v[4] ? median(sc.samples, opt.rounds) : -1;
+		refresh_small_pidfd = v[5] ? median(sf.samples, opt.rounds) : -1;
 	} else if (refresh_small_n && walk.n > refresh_small_n) {
 		/* Per record above the small case, so a call's fixed cost drops out. */
 		double dn = (double)(walk.n - refresh_small_n);
@@ -1776,9 +2028,13 @@ static void refresh_case(const char *name, double target, const struct pop *work
 					", \"new_ns_per_record\": %.2f",
 					(r->new_ns - refresh_small_new) / dn);
 		if (v[4] && refresh_small_call >= 0)
+			len += snprintf(per + len, sizeof(per) - len,
+					", \"bulk_call_ns_per_record\": %.2f",
+					(median(sc.samples, opt.rounds) - refresh_small_call) / dn);
+		if (v[5] && refresh_small_pidfd >= 0)
 			snprintf(per + len, sizeof(per) - len,
-				 ", \"bulk_call_ns_per_record\": %.2f",
-				 (median(sc.samples, opt.rounds) - refresh_small_call) / dn);
+				 ", \"pidfd_info_ns_per_record\": %.1f",
+				 (median(sf.samples, opt.rounds) - refresh_small_pidfd) / dn);
 	}
 	if (v[1])
 		snprintf(pj + strlen(pj), sizeof(pj) - strlen(pj),
@@ -1787,12 +2043,20 @@ static void refresh_case(const char *name, double target, const struct pop *work
 		snprintf(gj + strlen(gj), sizeof(gj) - strlen(gj),
 			 ", \"pidmap_grouped_syscalls\": %ld", grp.calls + 3 * grp.stat_reads);
 	snprintf(r->extra, sizeof(r->extra),
-		 "%s%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
-		 pj, gj, cj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
-	note("%s: %ld tasks: walk %.0f ns, pidmap + stat %s, pidmap grouped + stat %s, bulk %s\n",
+		 "%s%s%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
+		 pj, gj, cj, fj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
+	note("%s: %ld tasks: walk %.0f ns, pidmap + stat %s, pidmap grouped + stat %s, bulk %s, "
+	     "pidfd_info %s\n",
 	     name, walk.n, r->base_ns,
 	     v[1] ? "measured" : "n/a (no pidmap)", v[2] ? "measured" : "n/a (no pidmap)",
-	     v[3] ? "measured" : bulk_state);
+	     v[3] ? "measured" : bulk_state,
+	     v[5] ? "measured (pid, tgid, ppid, creds, cgroup id only: a lower bound)" :
+	     "n/a (no PIDFD_GET_INFO)");
+	if (v[5])
+		note("  %s: pidfd_info: %.0f ns (%.2fx the walk), ids from %s, %ld task(s) gone meanwhile in the check pass\n",
+		     name, median(sf.samples, opt.rounds),
+		     r->base_ns / median(sf.samples, opt.rounds),
+		     have_pidmap ? "PIDMAP_ALL_TASKS" : "the /proc readdirs", pidfd_gone);
 }
 
 static void case_refresh(void)
@@ -1954,7 +2218,15 @@ static void usage(int status)
 		"  --threads N   threads of tgid_scale_100k_threads (default 100000;\n"
 		"                also PIDMAP_BENCH_THREADS)\n"
 		"  --procs N     processes of procs_only_10k, tasks of tasks_all_10k and\n"
-		"                refresh_10k (N/100 processes x 100 threads; default 10000)\n");
+		"                refresh_10k (N/100 processes x 100 threads; default 10000)\n"
+		"The refresh cases (refresh_250, refresh_10k) time a top-style refresh\n"
+		"of every task: the /proc walk (readdir, then each task's stat), pidmap\n"
+		"ids + /proc/TID/stat, pidmap grouped + task stat, the bulk records, and\n"
+		"pidfd_info: the ids from PIDMAP_ALL_TASKS (without pidmap: the walk's\n"
+		"readdirs), then per task pidfd_open(tid, PIDFD_THREAD), PIDFD_GET_INFO,\n"
+		"close.  PIDFD_GET_INFO has pid, tgid, ppid, creds and the cgroup id but\n"
+		"no comm, state, CPU time, rss or start time, so that route still needs\n"
+		"/proc for those: its figure is a lower bound of the per-task cost.\n");
 	exit(status);
 }
 
@@ -2041,6 +2313,7 @@ int main(int argc, char **argv)
 
 	probe();
 	probe_info();
+	probe_pidfd_info();
 	ns_per_tick = 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
 	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (proc_fd < 0)

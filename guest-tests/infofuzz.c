@@ -240,6 +240,7 @@ static void check(const struct call *c, long r, int e)
 {
 	int want = expected_errno(c);
 	size_t fit;
+	int policy_reads;
 	long i;
 
 	st->calls++;
@@ -269,9 +270,10 @@ static void check(const struct call *c, long r, int e)
 	fit = c->buf == BUF_ROOM || c->buf == BUF_GUARD ? c->room / c->size : 0;
 	if ((unsigned long)r > c->count || (size_t)r > fit)
 		violation(c, r, 0, "more records than count or than fit");
-	for (i = 0; i < r && (size_t)i < fit; i++) {
+	for (i = 0, policy_reads = 0; i < r && (size_t)i < fit; i++) {
 		const struct pidmap_info *rec = (const void *)(c->ptr + i * c->size);
 		struct pidmap_info z;
+		int policy;
 		size_t j;
 
 		st->records++;
@@ -288,6 +290,20 @@ static void check(const struct call *c, long r, int e)
 				violation(c, r, 0, "tgid outside the mask");
 		if (!(rec->mask & PIDMAP_INFO_COMM) && z.comm[0])
 			violation(c, r, 0, "comm outside the mask");
+		if (!(rec->mask & PIDMAP_INFO_NICE) && z.nice)
+			violation(c, r, 0, "nice outside the mask");
+		/*
+		 * A record with fields has nice, if asked for, exactly under a
+		 * policy with one (stat field 41: SCHED_NORMAL or SCHED_BATCH);
+		 * the first few records of a call are read against the view.
+		 */
+		if (rec->mask && (c->mask & PIDMAP_INFO_NICE) && policy_reads < 4) {
+			policy_reads++;
+			policy = pt_task_policy(c->procfs_fd, c->flags, rec->tid);
+			if (policy >= 0 &&
+			    !(rec->mask & PIDMAP_INFO_NICE) != !proc_policy_has_nice(policy))
+				violation(c, r, 0, "nice in the mask not as the task's policy says");
+		}
 		if (!rec->mask) {
 			struct pidmap_info zero;
 
@@ -301,8 +317,16 @@ static void check(const struct call *c, long r, int e)
 		if (j < c->size)
 			violation(c, r, 0, "record tail not zeroed");
 		if (own_tid(rec->tid)) {
+			__u64 want = c->mask & KNOWN;
+
 			st->own_records++;
-			if (rec->mask != (c->mask & KNOWN))
+			/* All asked for, but nice under a policy without one. */
+			policy = pt_task_policy(-1, 0, rec->tid);
+			if (policy < 0)
+				violation(c, r, 0, "the caller's own thread has no readable stat");
+			else if (!proc_policy_has_nice(policy))
+				want &= ~PIDMAP_INFO_NICE;
+			if (rec->mask != want)
 				violation(c, r, 0, "the caller's own record lacks fields");
 			if ((rec->mask & PIDMAP_INFO_TGID) && rec->tgid != getpid())
 				violation(c, r, 0, "the caller's own record has a wrong tgid");

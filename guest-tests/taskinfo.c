@@ -13,15 +13,21 @@
  *     same view (a listing taken before or after, kernel threads come and
  *     go), and TASKS/CHILDREN of a few targets give the same ids or the
  *     same errno with and without PIDMAP_INFO;
- *   - a record has every field (mask == all) exactly when the caller may
- *     open <mount>/TID/stat, else only its tid;
- *   - every field equals <mount>/TID/task/TID/stat and status read just
- *     before and just after the call: tid, tgid (Tgid:), ppid (4), state
- *     (3), flags (9), utime and stime (14, 15: in clock ticks, between the
- *     two readings), nice (19), num_threads (20), start_time (22, in
- *     ticks), rss (24), comm (2; a kernel thread's stat shows its full
- *     name and a workqueue worker's its "-desc", of which comm is the
- *     start), ruid and euid (Uid: 1st and 2nd).
+ *   - a record has every field exactly when the caller may open
+ *     <mount>/TID/stat, else only its tid; every field but nice when the
+ *     task's policy (stat field 41) is not SCHED_NORMAL or SCHED_BATCH,
+ *     as ps shows "-" for it, and then nice is 0;
+ *   - every field equals what /proc shows read just before and just after
+ *     the call -- <mount>/PID/stat for a process's record (PIDMAP_PROC),
+ *     <mount>/TID/task/TID/stat for a task's (PIDMAP_ALL_TASKS), status,
+ *     and statm: tid, tgid (Tgid:), ppid (4), state (3), flags (9), utime
+ *     and stime (14, 15: in clock ticks, between the two readings; a
+ *     process's are its whole group's, exited threads included), nice
+ *     (19), num_threads (20), start_time (22, in ticks), rss (statm's
+ *     2nd: the exact resident set, where stat's 24 is approximate), comm
+ *     (2; a kernel thread's stat shows its full name and a workqueue
+ *     worker's its "-desc", of which comm is the start), ruid and euid
+ *     (Uid: 1st and 2nd).
  *
  * The references are the procfs files: independent of the code under test.
  * Fields that change while a task runs (state, flags, CPU time, rss,
@@ -60,6 +66,7 @@ static struct shared {
 	unsigned long listings, records, full, tid_only, compared, retried, vanished;
 	unsigned long differences, calls, checks;
 	unsigned long split_uid;	/* compared records with ruid != euid */
+	unsigned long no_nice;	/* compared records of tasks without nice */
 } *sh;
 
 static int release[2];
@@ -81,9 +88,19 @@ static void *busy(void *arg)
 	return NULL;
 }
 
+/* The same, under SCHED_IDLE: a policy without a nice value. */
+static void *busy_idle(void *arg)
+{
+	struct sched_param param = { .sched_priority = 0 };
+
+	if (sched_setscheduler(0, SCHED_IDLE, &param))
+		pt_die("sched_setscheduler(SCHED_IDLE)");
+	return busy(arg);
+}
+
 struct target_spec {
 	uid_t ruid, uid;
-	int spinners, dumpable, zombie_child;
+	int spinners, dumpable, zombie_child, idle_spinners;
 };
 
 /* A parked process's setup: become @arg's uids, start its busy threads. */
@@ -102,21 +119,29 @@ static void become_busy_target(void *arg)
 			_exit(0);
 	}
 	for (i = 0; i < spec->spinners; i++)
-		if (pthread_create(&t, NULL, busy, NULL))
+		if (pthread_create(&t, NULL, i < spec->idle_spinners ? busy_idle : busy, NULL))
 			pt_die("pthread_create");
 }
 
 /*
  * A process as @uid (with real uid @ruid) with @threads parked threads and
- * @spinners busy ones, dumpable or not; with @zombie_child, a child that
- * exits and is never reaped while the process lives.
+ * @spinners busy ones (the first @idle_spinners of them under SCHED_IDLE),
+ * dumpable or not; with @zombie_child, a child that exits and is never
+ * reaped while the process lives.
  */
+static pid_t spawn_policy(uid_t ruid, uid_t uid, int threads, int spinners, int dumpable,
+			  int zombie_child, int idle_spinners)
+{
+	struct target_spec spec = { ruid, uid, spinners, dumpable, zombie_child,
+				    idle_spinners };
+
+	return parked_process(threads, release[0], release[1], become_busy_target, &spec);
+}
+
 static pid_t spawn_as(uid_t ruid, uid_t uid, int threads, int spinners, int dumpable,
 		      int zombie_child)
 {
-	struct target_spec spec = { ruid, uid, spinners, dumpable, zombie_child };
-
-	return parked_process(threads, release[0], release[1], become_busy_target, &spec);
+	return spawn_policy(ruid, uid, threads, spinners, dumpable, zombie_child, 0);
 }
 
 static pid_t spawn(uid_t uid, int threads, int spinners, int dumpable, int zombie_child)
@@ -125,7 +150,7 @@ static pid_t spawn(uid_t uid, int threads, int spinners, int dumpable, int zombi
 }
 
 /* ------------------------------------------------------------------ */
-/* The reference: <mount>/TID/task/TID/stat and status                  */
+/* The reference: <mount>/PID/stat or TID/task/TID/stat, statm, status  */
 /* ------------------------------------------------------------------ */
 
 struct proc_task {
@@ -136,6 +161,7 @@ struct proc_task {
 	unsigned long flags;
 	unsigned long long utime, stime, start;
 	long nice, num_threads, rss;
+	int policy;
 };
 
 static unsigned long long ns_per_tick;
@@ -145,14 +171,23 @@ static unsigned long long ticks(__u64 ns)
 	return ns / ns_per_tick;
 }
 
-/* Reads the task @tid as @mount shows it; 0, or the errno of the open. */
-static int read_task(const char *mount, int tid, struct proc_task *t)
+/*
+ * Reads the task @tid as @mount shows it: with @process, as a process
+ * (<mount>/TID/stat, the group's CPU time), else as a task
+ * (<mount>/TID/task/TID/stat, its own); 0, or the errno of the open.
+ */
+static int read_task(const char *mount, int tid, int process, struct proc_task *t)
 {
-	char path[160], buf[1024], line[256], *open_paren, *close_paren;
+	char dir[128], path[160], buf[1024], line[256], *open_paren, *close_paren;
 	int got = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", mount, tid, tid);
+	if (process)
+		snprintf(dir, sizeof(dir), "%s/%d", mount, tid);
+	else
+		snprintf(dir, sizeof(dir), "%s/%d/task/%d", mount, tid, tid);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	errno = 0;
 	if (proc_read_file(path, buf, sizeof(buf)) < 0)
 		return errno ? errno : EIO;
 	open_paren = strchr(buf, '(');
@@ -163,12 +198,23 @@ static int read_task(const char *mount, int tid, struct proc_task *t)
 	memcpy(t->name, open_paren + 1, close_paren - open_paren - 1);
 	if (sscanf(close_paren + 1,
 		   " %c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu %*d %*d %*d %ld %ld"
-		   " %*d %llu %*u %ld",
+		   " %*d %llu",
 		   &t->state, &t->ppid, &t->flags, &t->utime, &t->stime, &t->nice,
-		   &t->num_threads, &t->start, &t->rss) != 9)
+		   &t->num_threads, &t->start) != 8)
+		pt_die("cannot parse %s: %s", path, buf);
+	t->policy = proc_stat_buf_policy(buf);
+	if (t->policy < 0)
+		pt_die("no policy (field 41) in %s: %s", path, buf);
+
+	/* The exact resident set: statm's 2nd field, status VmRSS in pages. */
+	snprintf(path, sizeof(path), "%s/statm", dir);
+	errno = 0;
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
+		return errno ? errno : EIO;
+	if (sscanf(buf, "%*u %ld", &t->rss) != 1)
 		pt_die("cannot parse %s: %s", path, buf);
 
-	snprintf(path, sizeof(path), "%s/%d/task/%d/status", mount, tid, tid);
+	snprintf(path, sizeof(path), "%s/status", dir);
 	f = fopen(path, "re");
 	if (!f)
 		return errno;
@@ -238,7 +284,14 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 		bad |= PIDMAP_INFO_COMM;
 	if (r->ruid != b->ruid || r->euid != b->euid)
 		bad |= PIDMAP_INFO_UID;
-	if (r->nice != b->nice && r->nice != a->nice)
+	/*
+	 * nice, and its bit, exactly under a policy with a nice value: the
+	 * policy read before or after.
+	 */
+	if (r->mask != pt_full_mask(b->policy) && r->mask != pt_full_mask(a->policy))
+		bad |= PIDMAP_INFO_NICE;
+	else if (!(r->mask & PIDMAP_INFO_NICE) ? r->nice != 0
+					       : r->nice != b->nice && r->nice != a->nice)
 		bad |= PIDMAP_INFO_NICE;
 	if (r->__reserved[0] || memcmp(r->__reserved, r->__reserved + 1, 6))
 		bad |= 1ULL << 63;
@@ -265,15 +318,15 @@ static void log_mismatch(const char *what, const struct pidmap_info *r,
 {
 	pt_err("%s: tid %d fields %#llx differ: record tgid=%d ppid=%d state=%c flags=%#x "
 	       "utime=%llu stime=%llu nice=%d threads=%u start=%llu rss=%llu comm=%.16s "
-	       "uid=%u/%u; stat before: tgid=%d ppid=%d state=%c flags=%#lx utime=%llu "
-	       "stime=%llu nice=%ld threads=%ld start=%llu rss=%ld name=%s uid=%u/%u; "
-	       "after: state=%c utime=%llu stime=%llu rss=%ld", what, r->tid,
-	       (unsigned long long)bad, r->tgid, r->ppid, r->state ? r->state : '0', r->flags,
-	       ticks(r->utime_ns), ticks(r->stime_ns), r->nice, r->num_threads,
+	       "uid=%u/%u mask=%#llx; stat before: tgid=%d ppid=%d state=%c flags=%#lx "
+	       "utime=%llu stime=%llu nice=%ld threads=%ld start=%llu rss=%ld name=%s "
+	       "uid=%u/%u policy=%d; after: state=%c utime=%llu stime=%llu rss=%ld policy=%d",
+	       what, r->tid, (unsigned long long)bad, r->tgid, r->ppid, r->state ? r->state : '0',
+	       r->flags, ticks(r->utime_ns), ticks(r->stime_ns), r->nice, r->num_threads,
 	       ticks(r->start_time_ns), (unsigned long long)r->rss_pages, r->comm, r->ruid,
-	       r->euid, b->tgid, b->ppid, b->state, b->flags, b->utime, b->stime, b->nice,
-	       b->num_threads, b->start, b->rss, b->name, b->ruid, b->euid, a->state, a->utime,
-	       a->stime, a->rss);
+	       r->euid, (unsigned long long)r->mask, b->tgid, b->ppid, b->state, b->flags,
+	       b->utime, b->stime, b->nice, b->num_threads, b->start, b->rss, b->name, b->ruid,
+	       b->euid, b->policy, a->state, a->utime, a->stime, a->rss, a->policy);
 }
 
 /* ------------------------------------------------------------------ */
@@ -365,15 +418,17 @@ static int recheck(const char *what, int procfs_fd, unsigned int flags, const ch
 	__u64 bad;
 	long n;
 
-	if (read_task(mount, tid, &b))
+	int process = (flags & PIDMAP_MODE_MASK) == PIDMAP_PROC;
+
+	if (read_task(mount, tid, process, &b))
 		return -1;
 	n = pidmap_info_view(procfs_fd, 0, tid, &r, 1, flags, sizeof(r), PIDMAP_INFO_ALL_V2);
 	sh->calls++;
-	if (read_task(mount, tid, &a))
+	if (read_task(mount, tid, process, &a))
 		return -1;
 	if (n != 1 || r.tid != tid)
 		return -1;
-	if (r.mask != PIDMAP_INFO_ALL_V2)
+	if (r.mask != PIDMAP_INFO_ALL_V2 && r.mask != (PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE))
 		return 1;
 	bad = mismatches(&r, &b, &a, 0);
 	if (bad && log)
@@ -435,7 +490,7 @@ static void compare_records(const char *caller, const char *view, int procfs_fd,
 	if (!b || !a || !b_err || !a_err)
 		pt_die("calloc");
 	for (i = 0; i < recs.n; i++)
-		b_err[i] = read_task(mount, recs.v[i].tid, &b[i]);
+		b_err[i] = read_task(mount, recs.v[i].tid, !all_tasks, &b[i]);
 	{
 		struct recs again = { 0 };
 
@@ -458,7 +513,7 @@ static void compare_records(const char *caller, const char *view, int procfs_fd,
 		free(again.v);
 	}
 	for (i = 0; i < recs.n; i++)
-		a_err[i] = read_task(mount, recs.v[i].tid, &a[i]);
+		a_err[i] = read_task(mount, recs.v[i].tid, !all_tasks, &a[i]);
 
 	for (i = 0; i < recs.n; i++) {
 		const struct pidmap_info *r = &recs.v[i];
@@ -485,7 +540,9 @@ static void compare_records(const char *caller, const char *view, int procfs_fd,
 			continue;
 		}
 		sh->full++;
-		if (r->mask != PIDMAP_INFO_ALL_V2) {
+		/* Every field, or all but nice: mismatches() checks which. */
+		if (r->mask != PIDMAP_INFO_ALL_V2 &&
+		    r->mask != (PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE)) {
 			pt_err("%s/%s %s: tid %d: mask %#llx", caller, view, what, r->tid,
 			       (unsigned long long)r->mask);
 			diff++;
@@ -504,6 +561,7 @@ static void compare_records(const char *caller, const char *view, int procfs_fd,
 		}
 		sh->compared++;
 		sh->split_uid += r->ruid != r->euid;
+		sh->no_nice += !proc_policy_has_nice(b[i].policy);
 		bad = mismatches(r, &b[i], &a[i], 1);
 		if (bad) {
 			log_mismatch(what, r, &b[i], &a[i], bad);
@@ -575,7 +633,8 @@ static void compare_targets(const char *caller, const char *view, int procfs_fd)
 			/* Records of processes the view shows in full carry their ids. */
 			for (i = 0; !diff && i < recs.n; i++)
 				if (recs.v[i].mask &&
-				    (recs.v[i].mask != PIDMAP_INFO_ALL_V2 ||
+				    (!pt_full_mask_ok(recs.v[i].mask, procfs_fd, flags,
+						      recs.v[i].tid) ||
 				     (children ? recs.v[i].tgid != recs.v[i].tid
 					       : recs.v[i].tgid != t)))
 					diff = 1;
@@ -631,7 +690,8 @@ int main(void)
 	sh->target[T_KTHREADD] = pt_kthreadd();
 	if (sh->target[T_KTHREADD] <= 0)
 		pt_die("no kthreadd in /proc");
-	sh->target[T_ROOT] = spawn(0, 2, 1, 1, 0);
+	/* Two spinners, one under SCHED_IDLE: a user task without nice. */
+	sh->target[T_ROOT] = spawn_policy(0, 0, 2, 2, 1, 0, 1);
 	sh->target[T_OTHER] = spawn(HIDEPID_OTHER, 1, 0, 1, 0);
 	sh->target[T_OWN] = spawn(HIDEPID_NOBODY, 2, 1, 1, 0);
 	sh->target[T_OWN_NONDUMP] = spawn(HIDEPID_NOBODY, 0, 0, 0, 0);
@@ -647,17 +707,19 @@ int main(void)
 	splats = pt_new_splats(splats0);
 	printf("RELIABILITY: name=taskinfo ops=%lu listings=%lu records=%lu full=%lu "
 	       "tid_only=%lu compared=%lu retried=%lu vanished=%lu checks=%lu "
-	       "split_uid=%lu differences=%lu splats=%ld\n",
+	       "split_uid=%lu no_nice=%lu differences=%lu splats=%ld\n",
 	       sh->calls, sh->listings, sh->records, sh->full, sh->tid_only, sh->compared,
-	       sh->retried, sh->vanished, sh->checks, sh->split_uid, sh->differences, splats);
+	       sh->retried, sh->vanished, sh->checks, sh->split_uid, sh->no_nice,
+	       sh->differences, splats);
 	/*
 	 * 3 callers x 6 views x (2 listings + 8 targets x 2 modes); uid 65534
 	 * sees records without fields under noaccess; every listing holds
-	 * the caller's own process with fields, and root's hold every task.
+	 * the caller's own process with fields, and root's hold every task,
+	 * the SCHED_IDLE spinner among them.
 	 */
 	if (failed || sh->differences || splats > 0 || sh->checks < 3 * 6 * 18 ||
 	    sh->listings != 3 * 6 * 2 || sh->compared < 500 || sh->tid_only == 0 ||
-	    sh->split_uid == 0) {
+	    sh->split_uid == 0 || sh->no_nice == 0) {
 		printf("taskinfo: FAIL\n");
 		return KSFT_FAIL;
 	}

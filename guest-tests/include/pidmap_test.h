@@ -290,7 +290,7 @@ struct pt_enum_stats {
 	unsigned long order;	/* an id below the previous one or below start */
 	unsigned long overrun;	/* a call returned more than count */
 	unsigned long records;	/* PIDMAP_INFO records read */
-	unsigned long badrec;	/* a record whose mask is neither 0 nor every field */
+	unsigned long badrec;	/* a record whose mask is neither 0 nor pt_full_mask() */
 };
 
 /*
@@ -303,6 +303,49 @@ struct pt_enum_stats {
  * Returns 0, the errno of the failing call, or EDEADLK when a call returned
  * ids but none of them advanced the cursor (the loop could not terminate).
  */
+/*
+ * The mask of a record with every field (PIDMAP_INFO_ALL_V2 asked for) of
+ * a task under @policy: all but nice when the policy is not SCHED_NORMAL
+ * or SCHED_BATCH, as ps shows "-" for it.
+ */
+static inline __u64 pt_full_mask(int policy)
+{
+	return proc_policy_has_nice(policy) ? PIDMAP_INFO_ALL_V2
+					    : PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE;
+}
+
+/*
+ * The policy of task @tid (stat field 41), read through the view of
+ * @flags: <procfs_fd>/TID/stat with PIDMAP_PROCFS, else /proc/TID/stat.
+ * -1 if it cannot be read (gone, or not the caller's to read).
+ */
+static inline int pt_task_policy(int procfs_fd, unsigned int flags, int tid)
+{
+	char rel[48];
+
+	if (flags & PIDMAP_PROCFS) {
+		snprintf(rel, sizeof(rel), "%d/stat", tid);
+		return proc_stat_policy_at(procfs_fd, rel);
+	}
+	snprintf(rel, sizeof(rel), "/proc/%d/stat", tid);
+	return proc_stat_policy_at(AT_FDCWD, rel);
+}
+
+/*
+ * Whether @mask, of a record with fields of task @tid, is a full record's:
+ * pt_full_mask() of the policy its stat shows now.  A task whose stat
+ * cannot be read any more (it is gone) may have either full mask.
+ */
+static inline int pt_full_mask_ok(__u64 mask, int procfs_fd, unsigned int flags, int tid)
+{
+	int policy;
+
+	if (mask != PIDMAP_INFO_ALL_V2 && mask != (PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE))
+		return 0;
+	policy = pt_task_policy(procfs_fd, flags, tid);
+	return policy < 0 || mask == pt_full_mask(policy);
+}
+
 static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd, int target,
 			unsigned int flags, unsigned int chunk,
 			struct pt_ids *out, struct pt_enum_stats *st)
@@ -339,7 +382,8 @@ static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd
 		for (i = 0; info && i < r; i++) {
 			buf[i] = recs[i].tid;
 			st->records++;
-			if (recs[i].mask && recs[i].mask != PIDMAP_INFO_ALL_V2)
+			if (recs[i].mask &&
+			    !pt_full_mask_ok(recs[i].mask, procfs_fd, flags, recs[i].tid))
 				st->badrec++;
 		}
 		for (i = 0; i < r; i++) {

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,6 +54,55 @@ static inline long proc_field(const char *path, const char *key)
 			break;
 	fclose(f);
 	return v;
+}
+
+/*
+ * Field 41 (policy: SCHED_NORMAL 0, FIFO 1, RR 2, BATCH 3, IDLE 5,
+ * DEADLINE 6, EXT 7) of the stat text @buf; the fields resume after the
+ * last ')' (comm may hold both), field 3 first.  -1 if it has none.
+ */
+static inline int proc_stat_buf_policy(const char *buf)
+{
+	const char *p = strrchr(buf, ')');
+	int field = 3;
+
+	if (!p)
+		return -1;
+	for (p++; *p; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '\n')
+			return -1;
+		if (field == 41)
+			return *p >= '0' && *p <= '9' ? atoi(p) : -1;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	return -1;
+}
+
+/* The policy in the stat file @rel (at @dirfd, or AT_FDCWD), or -1. */
+static inline int proc_stat_policy_at(int dirfd, const char *rel)
+{
+	char buf[1024];
+	ssize_t n;
+	int fd;
+
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return proc_stat_buf_policy(buf);
+}
+
+/* SCHED_NORMAL and SCHED_BATCH: the policies ps shows a nice value for. */
+static inline int proc_policy_has_nice(int policy)
+{
+	return policy == 0 || policy == 3;
 }
 
 /* Thread-group id of task @tid, or -1 once it is gone. */

@@ -15,8 +15,13 @@
 //! The refresh cases (a top-style refresh of every task's stat fields) time
 //! more than two variants: besides `baseline_ns` and `new_ns` (the bulk
 //! records) they carry `pidmap_ns`/`pidmap_ratio` (pidmap ids +
-//! `/proc/TID/stat`) and `pidmap_grouped_ns`/`pidmap_grouped_ratio`; a
-//! second table shows them side by side.
+//! `/proc/TID/stat`), `pidmap_grouped_ns`/`pidmap_grouped_ratio`, and
+//! `pidfd_info_ns`/`pidfd_info_ratio`: the per-task route of 7.3 without
+//! the records (ids from `PIDMAP_ALL_TASKS`, or from the /proc readdirs
+//! where `pidfd_info_ids` is `"proc"`, then `pidfd_open(PIDFD_THREAD)` +
+//! `PIDFD_GET_INFO` + `close` per task). PIDFD_GET_INFO has no comm,
+//! state, CPU time, rss or start time, so that figure is a lower bound of
+//! the per-task route's cost. A second table shows them side by side.
 
 use crate::guest;
 use crate::kernel;
@@ -49,7 +54,12 @@ const CASE_ORDER: &[&str] = &[
 ];
 
 /// The ratios whose min–max over the boots the summary keeps.
-const RATIO_KEYS: &[&str] = &["ratio", "pidmap_ratio", "pidmap_grouped_ratio"];
+const RATIO_KEYS: &[&str] = &[
+    "ratio",
+    "pidmap_ratio",
+    "pidmap_grouped_ratio",
+    "pidfd_info_ratio",
+];
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -128,7 +138,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let median = summarize(&boots);
         println!();
         println!(
-            "Kernel: {flavor} 6.12 under QEMU; median of {} boot(s), ratio range min–max",
+            "Kernel: {flavor} 7.3 under QEMU; median of {} boot(s), ratio range min–max",
             boots.len()
         );
         if args.instructions {
@@ -345,10 +355,12 @@ fn ratio_cell(v: &Map<String, Value>, key: &str) -> String {
 
 /// The refresh cases, every variant side by side (empty without them):
 /// the /proc walk, pidmap ids + `/proc/TID/stat`, pidmap grouped +
-/// `/proc/TGID/task/TID/stat`, and the bulk records, each with its ratio
-/// to the walk; then the cost per record above the small case (the bulk
-/// call alone, without turning records into the refresh's, is the
-/// kernel's cost per record).
+/// `/proc/TGID/task/TID/stat`, the bulk records, and per task
+/// `pidfd_open` + `PIDFD_GET_INFO` + `close` (a lower bound of that
+/// route: it has no comm, state, CPU time, rss or start time), each with
+/// its ratio to the walk; then the cost per record above the small case
+/// (the bulk call alone, without turning records into the refresh's, is
+/// the kernel's cost per record).
 fn refresh_table(results: &Map<String, Value>) -> String {
     let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
         .into_iter()
@@ -361,8 +373,9 @@ fn refresh_table(results: &Map<String, Value>) -> String {
     let mut out = String::from(
         "| case | tasks | /proc walk | pidmap + /proc/TID/stat | ratio (min–max) | \
          pidmap grouped + task stat | ratio (min–max) | bulk records | ratio (min–max) | \
-         target | per record: walk / pidmap / bulk / bulk call alone |\n\
-         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
+         pidfd + PIDFD_GET_INFO per task (lower bound) | ratio (min–max) | \
+         target | per record: walk / pidmap / bulk / bulk call alone / pidfd_info |\n\
+         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
     );
     for (name, v) in rows {
         let time = |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), human_ns);
@@ -371,23 +384,34 @@ fn refresh_table(results: &Map<String, Value>) -> String {
             (None, Some(state)) => format!("n/a ({state})"),
             (None, None) => "n/a".to_string(),
         };
+        let pidfd = match (
+            num(v, "pidfd_info_ns"),
+            v.get("pidfd_info_ids").and_then(Value::as_str),
+            v.get("pidfd_info_state").and_then(Value::as_str),
+        ) {
+            (Some(ns), Some("proc"), _) => format!("{} (ids from /proc)", human_ns(ns)),
+            (Some(ns), _, _) => human_ns(ns),
+            (None, _, Some(state)) => format!("n/a ({state})"),
+            (None, _, None) => "n/a".to_string(),
+        };
         let target = num(v, "target").map_or_else(String::new, |t| format!("≥ {t}×"));
         let per = if v.contains_key("baseline_ns_per_record") {
             let cell =
                 |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), |x| format!("{x:.1}"));
             format!(
-                "{} / {} / {} / {}",
+                "{} / {} / {} / {} / {}",
                 cell("baseline_ns_per_record"),
                 cell("pidmap_ns_per_record"),
                 cell("new_ns_per_record"),
-                cell("bulk_call_ns_per_record")
+                cell("bulk_call_ns_per_record"),
+                cell("pidfd_info_ns_per_record")
             )
         } else {
             "—".to_string()
         };
         let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
         out.push_str(&format!(
-            "| {name}{} | {} | {} | {} | {} | {} | {} | {bulk} | {} | {target} | {per} |\n",
+            "| {name}{} | {} | {} | {} | {} | {} | {} | {bulk} | {} | {pidfd} | {} | {target} | {per} |\n",
             if agree { "" } else { " (**records disagree**)" },
             int_or_na(v, "entries"),
             time("baseline_ns"),
@@ -396,6 +420,7 @@ fn refresh_table(results: &Map<String, Value>) -> String {
             time("pidmap_grouped_ns"),
             ratio_cell(v, "pidmap_grouped_ratio"),
             ratio_cell(v, "ratio"),
+            ratio_cell(v, "pidfd_info_ratio"),
         ));
     }
     out
@@ -463,6 +488,7 @@ mod tests {
             "ratio": ratio, "target": 10, "better": "higher", "entries": 10000,
             "pidmap_ns": pidmap, "pidmap_ratio": 1000.0 / pidmap,
             "pidmap_grouped_ns": null, "pidmap_grouped_ratio": null,
+            "pidfd_info_ns": 250.0, "pidfd_info_ratio": 4.0, "pidfd_info_ids": "pidmap",
             "bulk": if bulk.is_some() { "present" } else { "absent: no PIDMAP_INFO (EINVAL)" },
             "baseline_ns_per_record": 99.5}});
         v.as_object().unwrap().clone()
@@ -482,7 +508,7 @@ mod tests {
         assert_eq!(c["met"], true);
         let table = refresh_table(&m);
         assert!(table.contains(
-            "| refresh_10k | 10000 | 1.0 µs | 800 ns | 1.25× (1.00–2.00) | n/a | n/a | 50 ns | 20.00× (10.00–25.00) | ≥ 10× | 99.5 / n/a / n/a / n/a |"
+            "| refresh_10k | 10000 | 1.0 µs | 800 ns | 1.25× (1.00–2.00) | n/a | n/a | 50 ns | 20.00× (10.00–25.00) | 250 ns | 4.00× (4.00–4.00) | ≥ 10× | 99.5 / n/a / n/a / n/a / n/a |"
         ), "{table}");
         // Cases without a pidmap_ns key have no refresh table.
         assert!(refresh_table(&summarize(&[boot(50.0, 1.0, true)])).is_empty());
@@ -500,6 +526,34 @@ mod tests {
             .get("met")
             .and_then(Value::as_bool)
             .is_none());
+    }
+
+    #[test]
+    fn refresh_pidfd_info_says_where_its_ids_came_from_or_why_absent() {
+        let mut b = refresh_boot(Some(50.0), 800.0);
+        let c = b["refresh_10k"].as_object_mut().unwrap();
+        c.insert("pidfd_info_ids".into(), Value::from("proc"));
+        let table = refresh_table(&summarize(&[b]));
+        assert!(
+            table.contains("| 250 ns (ids from /proc) | 4.00× (4.00–4.00) |"),
+            "{table}"
+        );
+        let mut b = refresh_boot(Some(50.0), 800.0);
+        let c = b["refresh_10k"].as_object_mut().unwrap();
+        c.insert("pidfd_info_ns".into(), Value::Null);
+        c.insert("pidfd_info_ratio".into(), Value::Null);
+        c.remove("pidfd_info_ids");
+        c.insert(
+            "pidfd_info_state".into(),
+            Value::from("absent: no PIDFD_GET_INFO (ENOTTY)"),
+        );
+        let m = summarize(&[b]);
+        assert!(m["refresh_10k"].get("pidfd_info_ratio_min").is_none());
+        let table = refresh_table(&m);
+        assert!(
+            table.contains("| n/a (absent: no PIDFD_GET_INFO (ENOTTY)) | n/a |"),
+            "{table}"
+        );
     }
 
     #[test]

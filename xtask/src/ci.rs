@@ -1,7 +1,7 @@
 //! `cargo xtask test-all`: the README's test command and what CI runs.
 
 use crate::arch::Arch;
-use crate::paths::workspace_root;
+use crate::paths::{target_dir, workspace_root};
 use crate::run::{run, step};
 use crate::{qemu, KernelArgs};
 use anyhow::{bail, Result};
@@ -48,6 +48,35 @@ fn suite(args: &KernelArgs) -> Result<()> {
         0 => Ok(()),
         _ => bail!("the guest suite failed"),
     }
+}
+
+/// `cargo package -p pidmap`, then the packaged crate's own tests, built
+/// from the unpacked `.crate` as a workspace of its own: what a user of
+/// the published crate (or crater) runs.
+fn package_and_test() -> Result<()> {
+    cargo(&["package", "-p", "pidmap", "--no-verify", "--allow-dirty"])?;
+    let manifest = std::fs::read_to_string(workspace_root().join("crates/pidmap/Cargo.toml"))?;
+    let Some(version) = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = "))
+        .map(|v| v.trim().trim_matches('"').to_string())
+    else {
+        bail!("crates/pidmap/Cargo.toml has no version line");
+    };
+    let packages = target_dir().join("package");
+    let unpacked = packages.join(format!("pidmap-{version}"));
+    if unpacked.exists() {
+        std::fs::remove_dir_all(&unpacked)?;
+    }
+    run(Command::new("tar")
+        .current_dir(&packages)
+        .arg("xzf")
+        .arg(format!("pidmap-{version}.crate")))?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(cargo)
+        .current_dir(&unpacked)
+        .args(["test", "--locked", "--target-dir"])
+        .arg(target_dir().join("package-tests")))
 }
 
 /// Renders each man page and fails on any groff warning.
@@ -109,6 +138,10 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
                     "--tests",
                 ])
             }),
+        ),
+        (
+            "cargo package (pidmap) and its tests",
+            Box::new(package_and_test),
         ),
         ("man pages (groff -ww)", Box::new(lint_man_pages)),
     ];

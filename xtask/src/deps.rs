@@ -5,12 +5,13 @@
 //! exact list to install instead of a failure deep inside a kernel build.
 
 use crate::arch::Arch;
+use crate::paths::workspace_root;
 use crate::run::{run, step};
 use anyhow::{bail, Result};
 use std::path::Path;
 use std::process::Command;
 
-pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-7.3.tar.xz";
 
 struct Requirement {
     /// A file whose presence proves the requirement is met.
@@ -68,7 +69,7 @@ const RADIX_TREE: &[Requirement] = &[req("/usr/lib/x86_64-linux-gnu/liburcu.so",
 const UPSTREAM_SELFTESTS: &[Requirement] =
     &[req("/usr/lib/x86_64-linux-gnu/libcap.a", "libcap-dev")];
 
-const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-6.12");
+const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-7.3");
 
 fn missing(reqs: &[&Requirement]) -> Vec<&'static str> {
     let mut packages: Vec<&'static str> = reqs
@@ -129,6 +130,13 @@ fn install(reqs: &[&Requirement]) -> Result<()> {
         bail!("missing host packages: {list}\n  install them with: sudo apt-get install {list}");
     }
     step(format!("installing missing packages: {list}"));
+    if packages.contains(&KERNEL_SOURCE.package) {
+        // linux-source-7.3 comes from trixie-backports, through a source
+        // pinned so that nothing else is taken from that suite.
+        run(&mut Command::new(
+            workspace_root().join(".ci/apt-backports"),
+        ))?;
+    }
     run(Command::new("apt-get").args(["update", "-q"]))?;
     run(Command::new("apt-get")
         .args(["install", "-y", "-q", "--no-install-recommends"])

@@ -46,7 +46,7 @@ pub struct ForkcostArgs {
     /// Exit non-zero unless both loops are less than 3 % slower patched.
     #[arg(long)]
     pub check: bool,
-    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
 }

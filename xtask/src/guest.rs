@@ -280,24 +280,34 @@ fn cargo_executables(cmd: &mut Command, tests_only: bool) -> Result<Vec<PathBuf>
     Ok(found)
 }
 
+/// The guest runs the series' kernel: its binaries are built to issue
+/// pidmap(2)/fdmap(2), which the crates do only with this feature.
+const SERIES: [&str; 2] = ["--features", "series-syscalls"];
+
 /// The library's unit and integration tests, built static for the guest.
 pub fn add_rust_tests(stage: &Stage) -> Result<usize> {
     let tests = timed("building the crate's tests static for the guest", || {
-        let mut tests =
-            cargo_executables(cargo().args(["test", "-p", "pidmap", "--no-run"]), true)?;
+        let mut tests = cargo_executables(
+            cargo()
+                .args(["test", "-p", "pidmap", "--no-run"])
+                .args(SERIES),
+            true,
+        )?;
         // The CLI's tests of a guest with /proc unmounted and of the task
         // records (`--long`, `top`); they run /bin/pidmap.
         tests.extend(cargo_executables(
-            cargo().args([
-                "test",
-                "-p",
-                "pidmap-cli",
-                "--test",
-                "no_proc",
-                "--test",
-                "records",
-                "--no-run",
-            ]),
+            cargo()
+                .args([
+                    "test",
+                    "-p",
+                    "pidmap-cli",
+                    "--test",
+                    "no_proc",
+                    "--test",
+                    "records",
+                    "--no-run",
+                ])
+                .args(SERIES),
             true,
         )?);
         Ok(tests)
@@ -318,7 +328,9 @@ pub fn add_cli(stage: &Stage, arch: Arch) -> Result<()> {
         return Ok(());
     }
     let bins = cargo_executables(
-        cargo().args(["build", "-p", "pidmap-cli", "--bin", "pidmap"]),
+        cargo()
+            .args(["build", "-p", "pidmap-cli", "--bin", "pidmap"])
+            .args(SERIES),
         false,
     )?;
     let Some(exe) = bins

@@ -1,7 +1,7 @@
 //! The kernel: source tree, patch series, configuration and a cached build.
 //!
 //! Layout below `target/xtask/linux`:
-//! - `pristine/`: the 6.12 source as a git repository, tagged `pidmap-base`;
+//! - `pristine/`: the 7.3 source as a git repository, tagged `pidmap-base`;
 //!   the unpatched kernel is built from it and it is never modified.
 //! - `apply/`: a worktree where the series is applied with `git am`.
 //! - `patched/`: a worktree that is moved to the commit `git am` produced.
@@ -32,7 +32,7 @@ pub enum Flavor {
     Patched,
     /// The series applied, lockdep + PROVE_RCU + KASAN + DEBUG_ATOMIC_SLEEP.
     Debug,
-    /// Plain 6.12 with the normal configuration: the "before" kernel.
+    /// Plain 7.3 with the normal configuration: the "before" kernel.
     Unpatched,
 }
 
@@ -144,19 +144,26 @@ fn hex(hasher: Sha256) -> String {
         .collect()
 }
 
+/// The names `kernel-patches/series` lists, in order, without comments.
+pub fn series_names() -> Result<Vec<String>> {
+    let list = patches_dir().join("series");
+    let text = fs::read_to_string(&list)
+        .with_context(|| format!("cannot read the series file {}", list.display()))?;
+    Ok(text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
 /// The patch files named by `kernel-patches/series`, in order.
 pub fn series() -> Result<Vec<PathBuf>> {
     let dir = patches_dir();
     let list = dir.join("series");
-    let text = fs::read_to_string(&list)
-        .with_context(|| format!("cannot read the series file {}", list.display()))?;
     let mut patches = Vec::new();
-    for line in text.lines() {
-        let name = line.split('#').next().unwrap_or("").trim();
-        if name.is_empty() {
-            continue;
-        }
-        let path = dir.join(name);
+    for name in series_names()? {
+        let path = dir.join(&name);
         if !path.is_file() {
             bail!("{} names {name}, which does not exist", list.display());
         }
@@ -209,7 +216,7 @@ fn source(args: &KernelArgs) -> Result<Source> {
     })
 }
 
-/// Refuses a tree that is not Linux 6.12: the series is written for it.
+/// Refuses a tree that is not Linux 7.3: the series is written for it.
 fn check_version(tree: &Path) -> Result<()> {
     let makefile = tree.join("Makefile");
     let text = fs::read_to_string(&makefile)
@@ -223,9 +230,9 @@ fn check_version(tree: &Path) -> Result<()> {
             .unwrap_or_default()
     };
     let (version, patchlevel) = (field("VERSION"), field("PATCHLEVEL"));
-    if (version.as_str(), patchlevel.as_str()) != ("6", "12") {
+    if (version.as_str(), patchlevel.as_str()) != ("7", "3") {
         bail!(
-            "{} is Linux {version}.{patchlevel}, but the series is for Linux 6.12",
+            "{} is Linux {version}.{patchlevel}, but the series is for Linux 7.3",
             tree.display()
         );
     }
@@ -288,7 +295,7 @@ fn ensure_pristine(src: &Source) -> Result<PathBuf> {
             "-q",
             "--no-verify",
             "-m",
-            "Linux 6.12 (pidmap base)",
+            "Linux 7.3 (pidmap base)",
         ]))?;
         run_quiet(git(&pristine).args(["tag", BASE_TAG]))
     })?;
@@ -331,7 +338,7 @@ pub fn git_am(tree: &Path, patch: &Path) -> Result<()> {
     if !out.status.success() {
         let _ = git(tree).args(["am", "--abort"]).output();
         bail!(
-            "patch {name} does not apply to Linux 6.12:\n{}{}",
+            "patch {name} does not apply to Linux 7.3:\n{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );

@@ -1,6 +1,6 @@
 //! `cargo xtask`: the project's build-and-boot harness.
 //!
-//! It takes a fresh Debian machine from nothing to "patched 6.12 kernel
+//! It takes a fresh Debian machine from nothing to "patched 7.3 kernel
 //! booted under QEMU, our tests ran inside it, pass/fail known" in one
 //! command. Every subcommand lives in its own module; this file only parses
 //! the command line and dispatches.
@@ -76,10 +76,10 @@ pub struct KernelArgs {
     /// Boot the debug kernel (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, KASAN).
     #[arg(long, conflicts_with = "unpatched")]
     pub debug: bool,
-    /// Boot a 6.12 kernel built without the series (the "before" kernel).
+    /// Boot a 7.3 kernel built without the series (the "before" kernel).
     #[arg(long)]
     pub unpatched: bool,
-    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
     /// Hard limit on the guest's run time, in seconds.

@@ -7,7 +7,7 @@ use crate::run::{self as cmd, step, timed};
 use crate::KernelArgs;
 use anyhow::{bail, Result};
 use clap::{Subcommand, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// An architecture every patch must build for, booted or not.
@@ -71,6 +71,11 @@ pub enum PatchesCommand {
         /// The architectures `--build-each` builds for (default: all three).
         #[arg(long, value_enum, value_delimiter = ',', requires = "build_each")]
         build_arch: Vec<BuildArch>,
+        /// Build only after the patches of this series (a directory of
+        /// kernel-patches/, such as `pid-index`); the series before it are
+        /// applied without a build. Default: after every patch.
+        #[arg(long, requires = "build_each")]
+        series: Option<String>,
         #[command(flatten)]
         kernel: KernelArgs,
     },
@@ -79,8 +84,9 @@ pub enum PatchesCommand {
         #[command(flatten)]
         kernel: KernelArgs,
     },
-    /// Regenerate kernel-patches/ from the edit tree with `git format-patch`.
-    /// The cover letter is kept as it is.
+    /// Regenerate kernel-patches/ from the edit tree with `git format-patch`,
+    /// one directory per series as `kernel-patches/series` groups them.
+    /// The cover letters are kept as they are.
     Export,
 }
 
@@ -89,6 +95,7 @@ pub fn run(command: PatchesCommand) -> Result<()> {
         PatchesCommand::Check {
             build_each,
             build_arch,
+            series,
             kernel,
         } => {
             check_series(&kernel)?;
@@ -99,7 +106,7 @@ pub fn run(command: PatchesCommand) -> Result<()> {
                     build_arch
                 };
                 for arch in arches {
-                    build_each_prefix(&kernel, arch)?;
+                    build_each_prefix(&kernel, arch, series.as_deref())?;
                 }
             }
             Ok(())
@@ -122,48 +129,116 @@ fn edit(args: &KernelArgs) -> Result<()> {
     Ok(())
 }
 
+/// The series' groups, from `kernel-patches/series`: each directory (a
+/// series posted on its own, with its own cover letter) and how many
+/// patches it holds, in order. Names need not exist yet.
+fn series_groups() -> Result<Vec<(String, usize)>> {
+    let mut groups: Vec<(String, usize)> = Vec::new();
+    for name in kernel::series_names()? {
+        let dir = match name.rsplit_once('/') {
+            Some((dir, _)) => dir.to_string(),
+            None => String::new(),
+        };
+        match groups.last_mut() {
+            Some((last, n)) if *last == dir => *n += 1,
+            _ => groups.push((dir, 1)),
+        }
+    }
+    Ok(groups)
+}
+
+/// Formats the edit tree's commits into kernel-patches/, one directory per
+/// group of the series file (numbered from 1 in each, so each series can
+/// be posted as it is), keeping each group's cover letter.
 fn export() -> Result<()> {
     let tree = kernel::edit_tree()?;
     let dir = crate::paths::patches_dir();
+    let groups = series_groups()?;
+    let wanted: usize = groups.iter().map(|(_, n)| n).sum();
+    let range = format!("{}..HEAD", kernel::BASE_TAG);
+    let commits: Vec<String> = cmd::output(Command::new("git").arg("-C").arg(&tree).args([
+        "rev-list",
+        "--reverse",
+        &range,
+    ]))?
+    .lines()
+    .map(str::to_string)
+    .collect();
+    if commits.len() != wanted {
+        bail!(
+            "the edit tree has {} commits on top of {}, but kernel-patches/series lists {wanted}: \
+             list each new patch (any name) in the group it belongs to, then export again",
+            commits.len(),
+            kernel::BASE_TAG
+        );
+    }
     // Format into a scratch directory first, so a failure leaves the
     // series as it was.
     let scratch = xtask_dir().join("export");
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)?;
     }
-    let range = format!("{}..HEAD", kernel::BASE_TAG);
-    let names = cmd::output(
-        Command::new("git")
-            .arg("-C")
-            .arg(&tree)
-            // Not -q: format-patch names each file it writes, and those
-            // names are the new series.
-            .args(["format-patch", "-o"])
-            .arg(&scratch)
-            .arg(&range),
-    )?;
-    let files: Vec<std::path::PathBuf> = names
-        .lines()
-        .map(|l| std::path::PathBuf::from(l.trim()))
-        .filter(|p| p.is_file())
-        .collect();
-    if files.is_empty() {
-        bail!("git format-patch {range} wrote no patch; the series is unchanged");
+    let mut formatted = Vec::new();
+    let mut first = 0;
+    for (group, n) in &groups {
+        let base = if first == 0 {
+            kernel::BASE_TAG.to_string()
+        } else {
+            commits[first - 1].clone()
+        };
+        let last = &commits[first + n - 1];
+        let out = scratch.join(group);
+        let names = cmd::output(
+            Command::new("git")
+                .arg("-C")
+                .arg(&tree)
+                // Not -q: format-patch names each file it writes.
+                .args(["format-patch", "--start-number", "1", "-o"])
+                .arg(&out)
+                .arg(format!("{base}..{last}")),
+        )?;
+        for line in names.lines() {
+            let file = std::path::PathBuf::from(line.trim());
+            if file.is_file() {
+                formatted.push((group.clone(), file));
+            }
+        }
+        first += n;
     }
-    for old in series()? {
-        std::fs::remove_file(old)?;
+    // Every old patch of each group goes, whatever the series file named:
+    // only the cover letters stay.
+    for (group, _) in &groups {
+        if let Ok(entries) = std::fs::read_dir(dir.join(group)) {
+            for entry in entries {
+                let path = entry?.path();
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                if name.ends_with(".patch") && name != "0000-cover-letter.patch" {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
     }
     let mut series = String::new();
-    for file in &files {
-        let name = file.file_name().unwrap_or_default();
-        std::fs::rename(file, dir.join(name))?;
-        series.push_str(&name.to_string_lossy());
+    for (group, file) in &formatted {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let rel = if group.is_empty() {
+            name.to_string()
+        } else {
+            format!("{group}/{name}")
+        };
+        let to = dir.join(&rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::rename(file, &to)?;
+        series.push_str(&rel);
         series.push('\n');
     }
     std::fs::write(dir.join("series"), &series)?;
     step(format!(
-        "exported {} patches to {}",
-        files.len(),
+        "exported {} patches in {} series to {}",
+        formatted.len(),
+        groups.len(),
         dir.display()
     ));
     Ok(())
@@ -172,6 +247,7 @@ fn export() -> Result<()> {
 /// Runs checkpatch on each patch and fails on any error or warning.
 pub fn check_series(args: &KernelArgs) -> Result<()> {
     let tree = kernel::pristine_tree(args)?;
+    let (patched, _lock) = kernel::patched_tree(args)?;
     let patches = series()?;
     let mut dirty = Vec::new();
     for patch in &patches {
@@ -192,7 +268,17 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
             .unwrap_or("total: (checkpatch printed no summary)")
             .to_string();
         step(format!("{name}: {total}"));
-        let clean = total.contains(" 0 errors, 0 warnings");
+        let mut clean = total.contains(" 0 errors, 0 warnings");
+        if !clean {
+            let patch_text = std::fs::read_to_string(patch)?;
+            if let Some(sections) = path_changes_answered(&text, &patch_text, &patched)? {
+                step(format!(
+                    "{name}: FILE_PATH_CHANGES answered: MAINTAINERS already covers each new file ({})",
+                    sections.join("; ")
+                ));
+                clean = true;
+            }
+        }
         if !clean {
             eprint!("{text}");
             dirty.push(name);
@@ -211,27 +297,104 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
     Ok(())
 }
 
+/// The files a patch creates (`new file mode` after their `diff --git`).
+fn new_files(patch: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut current = None;
+    for line in patch.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git a/") {
+            current = rest.split(" b/").next().map(str::to_string);
+        } else if line.starts_with("new file mode") {
+            if let Some(file) = current.take() {
+                files.push(file);
+            }
+        }
+    }
+    files
+}
+
+/// checkpatch's FILE_PATH_CHANGES warning asks whether MAINTAINERS needs
+/// updating because a patch adds a file. The answer is no when an existing
+/// section (not THE REST) already covers every file the patch adds, as
+/// `get_maintainer.pl --sections` in the patched tree says. Returns those
+/// sections when that is the only finding of checkpatch's `report`.
+fn path_changes_answered(report: &str, patch: &str, tree: &Path) -> Result<Option<Vec<String>>> {
+    let findings: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("ERROR:") || l.starts_with("WARNING:") || l.starts_with("CHECK:"))
+        .collect();
+    if findings.is_empty()
+        || findings
+            .iter()
+            .any(|l| !l.starts_with("WARNING:FILE_PATH_CHANGES:"))
+    {
+        return Ok(None);
+    }
+    let mut sections = Vec::new();
+    for file in new_files(patch) {
+        let out = Command::new("perl")
+            .arg("scripts/get_maintainer.pl")
+            .args(["--sections", "-f", &file])
+            .current_dir(tree)
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let section = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(':')
+            .to_string();
+        if !out.status.success() || section.is_empty() || section == "THE REST" {
+            return Ok(None);
+        }
+        sections.push(format!("{file}: {section}"));
+    }
+    Ok(if sections.is_empty() {
+        None
+    } else {
+        Some(sections)
+    })
+}
+
 /// Builds the kernel for `arch` after each patch, so a bisect never lands on
 /// a broken tree, and fails on any warning (checksyscalls' `#warning` too).
-fn build_each_prefix(args: &KernelArgs, arch: BuildArch) -> Result<()> {
-    let patches = series()?;
+/// With `only`, builds after the patches of that series alone; the series
+/// before it are applied unbuilt, and the ones after it are not applied.
+fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> Result<()> {
+    let all = series()?;
+    let in_group = |patch: &Path| {
+        only.is_none_or(|group| {
+            patch
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|dir| dir == group)
+        })
+    };
+    let Some(last) = all.iter().rposition(|p| in_group(p)) else {
+        bail!(
+            "kernel-patches/series has no series {:?}",
+            only.unwrap_or("")
+        );
+    };
+    let patches = &all[..=last];
+    let built = patches.iter().filter(|p| in_group(p)).count();
     let tree = kernel::scratch_tree(args, "prefix")?;
     let build = xtask_dir().join(format!("linux/build-prefix-{}", arch.name()));
     kernel::configure_with(&tree, &build, arch.make_vars(), &arch.fragments())?;
-    for (i, patch) in patches.iter().enumerate() {
+    let mut done = 0;
+    for patch in patches {
         let name = patch
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
         kernel::git_am(&tree, patch)?;
+        if !in_group(patch) {
+            continue;
+        }
+        done += 1;
         timed(
-            &format!(
-                "{} build after {}/{}: {name}",
-                arch.name(),
-                i + 1,
-                patches.len()
-            ),
+            &format!("{} build after {done}/{built}: {name}", arch.name()),
             || {
                 cmd::run(
                     kernel::make_with(&tree, &build, arch.make_vars())

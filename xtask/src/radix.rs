@@ -37,7 +37,7 @@ const TIMEOUT: Duration = Duration::from_secs(900);
 
 #[derive(Args)]
 pub struct RadixArgs {
-    /// Use this Linux 6.12 source tree instead of Debian's linux-source-6.12 tarball.
+    /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
 }

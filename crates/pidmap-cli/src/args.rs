@@ -62,9 +62,23 @@ pub struct Columns {
     /// fd's target, like `lsof`.
     #[arg(long, short = 'l')]
     pub long: bool,
-    /// Leave out the header line of --long.
+    /// Leave out the header line (of --long, and of the ids of several
+    /// PIDs).
     #[arg(long)]
     pub no_headers: bool,
+    /// Set by `--args` where it exists (never a flag of its own).
+    #[arg(skip)]
+    pub args: bool,
+}
+
+/// `--args`, for task listings.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ArgsColumn {
+    /// Show each task's command line as COMMAND, like `ps -o args`
+    /// (/proc/PID/cmdline; `[name]` when empty, as for kernel threads);
+    /// implies --long.
+    #[arg(long)]
+    pub args: bool,
 }
 
 /// `--no-kthreads`, where it means something.
@@ -75,22 +89,41 @@ pub struct Kthreads {
     pub no_kthreads: bool,
 }
 
+/// The options every task listing takes: its columns, `--no-kthreads`
+/// and `--args`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct TaskListing {
+    #[command(flatten)]
+    pub columns: Columns,
+    #[command(flatten)]
+    pub kthreads: Kthreads,
+    #[command(flatten)]
+    pub args: ArgsColumn,
+}
+
+impl TaskListing {
+    /// The columns to print: `--args` implies `--long`.
+    pub fn columns(&self) -> Columns {
+        Columns {
+            long: self.columns.long || self.args.args,
+            args: self.args.args,
+            ..self.columns
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
     /// List processes (thread-group ids).
     Procs {
         #[command(flatten)]
-        columns: Columns,
-        #[command(flatten)]
-        kthreads: Kthreads,
+        listing: TaskListing,
     },
     /// List every task id (threads included).
     Tasks {
         #[command(flatten)]
-        columns: Columns,
-        #[command(flatten)]
-        kthreads: Kthreads,
+        listing: TaskListing,
     },
     /// List the threads of processes.
     Threads {
@@ -98,9 +131,7 @@ pub enum Cmd {
         #[arg(required = true, value_name = "PID", value_parser = parse_pid_arg)]
         pids: Vec<PidArg>,
         #[command(flatten)]
-        columns: Columns,
-        #[command(flatten)]
-        kthreads: Kthreads,
+        listing: TaskListing,
     },
     /// List the children of processes.
     Children {
@@ -108,9 +139,7 @@ pub enum Cmd {
         #[arg(required = true, value_name = "PID", value_parser = parse_pid_arg)]
         pids: Vec<PidArg>,
         #[command(flatten)]
-        columns: Columns,
-        #[command(flatten)]
-        kthreads: Kthreads,
+        listing: TaskListing,
     },
     /// List the open file descriptors of processes.
     Fds {
@@ -122,9 +151,31 @@ pub enum Cmd {
     },
     /// Show the backend in use, the kernel's support and why.
     Info,
-    /// Tasks sorted by the CPU time they used since the last refresh, like
-    /// `top -b`: one table per refresh.
+    /// Processes sorted by CPU use, like `top`: interactive on a terminal
+    /// (q quits; P/M/T/N sort by cpu, mem, time, pid; H threads); with -b,
+    /// --json or a stdout that is not a terminal, every task, one table
+    /// per refresh, like `top -b`.
     Top {
+        /// Batch mode: print refreshes instead of drawing the screen.
+        #[arg(short = 'b', long)]
+        batch: bool,
+        /// Only these processes (comma-separated or repeated), like `top -p`.
+        #[arg(
+            short = 'p',
+            long = "pid",
+            value_name = "PID",
+            value_delimiter = ',',
+            value_parser = parse_pid
+        )]
+        pids: Vec<Pid>,
+        /// Only tasks of this user (name or uid; the effective uid), like
+        /// `top -u`.
+        #[arg(short = 'u', long, value_name = "USER")]
+        user: Option<String>,
+        /// Start interactive mode showing threads, like `top -H` (batch
+        /// mode always lists every task).
+        #[arg(short = 'H', long)]
+        threads: bool,
         /// Seconds between refreshes (the first one too, so that it shows
         /// a delta), like `top -d`.
         #[arg(
@@ -185,6 +236,13 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
         return Err(bad());
     }
     Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+fn parse_pid(s: &str) -> Result<Pid, String> {
+    match parse_pid_arg(s)? {
+        PidArg::Pid(p) => Ok(p),
+        PidArg::Myself => Ok(Pid::this_process()),
+    }
 }
 
 fn parse_pid_arg(s: &str) -> Result<PidArg, String> {

@@ -38,10 +38,15 @@ fn now(clock: libc::clockid_t) -> Option<Duration> {
 }
 
 /// The local wall-clock time (seconds since the epoch) of a moment given
-/// as time since boot (`CLOCK_BOOTTIME`, the clock of start times).
+/// as time since boot (`CLOCK_BOOTTIME`, the clock of start times), as
+/// `ps` computes it: the boot time in whole seconds (`btime` of
+/// `/proc/stat`, which the kernel truncates) plus the whole seconds since
+/// boot. Adding the fractions first would put a task started in the last
+/// fraction of a second before a minute in the next minute, where `ps`
+/// does not.
 pub fn since_boot_to_epoch(since_boot: Duration) -> Option<i64> {
     let boot = now(libc::CLOCK_REALTIME)?.checked_sub(now(libc::CLOCK_BOOTTIME)?)?;
-    i64::try_from((boot + since_boot).as_secs()).ok()
+    i64::try_from(boot.as_secs().checked_add(since_boot.as_secs())?).ok()
 }
 
 /// The current wall-clock time, seconds since the epoch.
@@ -68,23 +73,37 @@ pub fn clock_time(epoch: i64) -> String {
     }
 }
 
-/// A start time as `ps`'s `START`: `HH:MM` within the last 24 hours,
-/// else `MonDD`, else the year.
-pub fn ps_start(epoch: i64, now: i64) -> String {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let Some(tm) = local(epoch) else {
-        return "?".into();
-    };
-    let age = now.saturating_sub(epoch);
-    if age < 86_400 {
-        format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
-    } else if age < 365 * 86_400 {
-        let month = usize::try_from(tm.tm_mon).ok().and_then(|m| MONTHS.get(m));
-        format!("{}{:02}", month.unwrap_or(&"?"), tm.tm_mday)
-    } else {
-        format!("{}", i64::from(tm.tm_year) + 1900)
+/// `ps`'s `START` column (procps's `start_time`/`stime`): `HH:MM` on
+/// the same local calendar day as now, `MonDD` in the same year, else the
+/// year. procps compares the day of the year, not the age: a task started
+/// at 23:59 shows `MonDD` a minute after midnight. Today's date is worked
+/// out once per listing, not once per row.
+pub struct StartColumn {
+    today: Option<libc::tm>,
+}
+
+impl StartColumn {
+    /// The column as of `now` (seconds since the epoch).
+    pub fn at(now: i64) -> Self {
+        Self { today: local(now) }
+    }
+
+    /// The cell for a task started at `epoch`.
+    pub fn cell(&self, epoch: i64) -> String {
+        const MONTHS: [&str; 12] = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let (Some(tm), Some(today)) = (local(epoch), self.today.as_ref()) else {
+            return "?".into();
+        };
+        if tm.tm_year != today.tm_year {
+            format!("{}", i64::from(tm.tm_year) + 1900)
+        } else if tm.tm_yday != today.tm_yday {
+            let month = usize::try_from(tm.tm_mon).ok().and_then(|m| MONTHS.get(m));
+            format!("{}{:02}", month.unwrap_or(&"?"), tm.tm_mday)
+        } else {
+            format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
+        }
     }
 }
 
@@ -103,9 +122,25 @@ mod tests {
     #[test]
     fn start_times() {
         let now = epoch_now().unwrap();
-        assert_eq!(ps_start(now - 60, now).len(), 5);
-        assert_eq!(ps_start(now - 2 * 86_400, now).len(), 5);
-        assert_eq!(ps_start(now - 400 * 86_400, now).len(), 4);
+        let today = local(now).unwrap();
+        // Local midnight today, whatever the zone: step back by the
+        // clock's own hours, minutes and seconds.
+        let midnight = now - i64::from(today.tm_hour * 3600 + today.tm_min * 60 + today.tm_sec);
+        let column = StartColumn::at(now);
+        assert_eq!(column.cell(midnight), "00:00");
+        // One second before midnight is yesterday: a date, or the
+        // year when today is January 1st.
+        let yesterday = column.cell(midnight - 1);
+        if today.tm_yday == 0 {
+            assert_eq!(yesterday, format!("{}", today.tm_year + 1900 - 1));
+        } else {
+            assert_eq!(yesterday.len(), 5, "{yesterday:?}");
+            assert!(yesterday[..3].chars().all(|c| c.is_ascii_alphabetic()));
+        }
+        assert_eq!(
+            column.cell(now - 400 * 86_400),
+            format!("{}", local(now - 400 * 86_400).unwrap().tm_year + 1900)
+        );
         // We started after boot, and before now.
         let boot = since_boot_to_epoch(Duration::ZERO).unwrap();
         assert!(boot <= now && boot > 0);

@@ -10,12 +10,15 @@ use serde::Serialize;
 
 /// Whether a row's columns could be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Read.
     Ok,
     /// Listed, but gone from /proc by the time its columns were read.
     Vanished,
+    /// Listed, but /proc refused the columns (EACCES, EPERM): the fd
+    /// directory can be listed with fewer rights than its links read.
+    PermissionDenied,
     /// Not readable: /proc is not mounted, or another error.
     Unknown,
 }
@@ -27,6 +30,8 @@ pub struct FdRow {
     pub fd: i32,
     pub target: Option<Vec<u8>>,
     pub status: Status,
+    /// Why the target could not be read (not for `Vanished`).
+    pub error: Option<String>,
 }
 
 /// Reads columns below a proc root; `None` when there is no usable one.
@@ -38,8 +43,26 @@ pub struct Reader {
 fn status_of(e: &io::Error) -> Status {
     match e.raw_os_error() {
         Some(libc::ENOENT) | Some(libc::ESRCH) => Status::Vanished,
+        Some(libc::EACCES) | Some(libc::EPERM) => Status::PermissionDenied,
         _ => Status::Unknown,
     }
+}
+
+/// The warning for the fds of one process whose targets could not be
+/// read (vanished fds are not failures), with the first reason; `None`
+/// when every target was read.
+pub fn unreadable_targets(pid: i32, rows: &[FdRow]) -> Option<String> {
+    let failed: Vec<&FdRow> = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::PermissionDenied | Status::Unknown))
+        .collect();
+    let first = failed.first()?;
+    Some(format!(
+        "the targets of {} of {} fds of process {pid} could not be read ({}); shown as ?",
+        failed.len(),
+        rows.len(),
+        first.error.as_deref().unwrap_or("unknown error")
+    ))
 }
 
 impl Reader {
@@ -61,6 +84,7 @@ impl Reader {
             fd,
             target: None,
             status: Status::Unknown,
+            error: None,
         };
         let Some(root) = &self.root else {
             return row;
@@ -70,9 +94,22 @@ impl Reader {
                 row.target = Some(t.as_os_str().as_bytes().to_vec());
                 row.status = Status::Ok;
             }
-            Err(e) => row.status = status_of(&e),
+            Err(e) => {
+                row.status = status_of(&e);
+                if row.status != Status::Vanished {
+                    row.error = Some(error_text(&e));
+                }
+            }
         }
         row
+    }
+}
+
+/// An error as one short phrase: `permission denied`, or the OS text.
+fn error_text(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
     }
 }
 
@@ -91,5 +128,36 @@ mod tests {
         let none = Reader::new(None);
         assert!(!none.available());
         assert_eq!(none.fd("self", me, 0).status, Status::Unknown);
+    }
+
+    #[test]
+    fn refused_targets_are_told_apart_and_warned_about() {
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(status_of(&denied), Status::PermissionDenied);
+        assert_eq!(
+            status_of(&io::Error::from_raw_os_error(libc::EPERM)),
+            Status::PermissionDenied
+        );
+        assert_eq!(
+            status_of(&io::Error::from_raw_os_error(libc::EIO)),
+            Status::Unknown
+        );
+        let row = |fd, status, error: Option<&str>| FdRow {
+            pid: 1,
+            fd,
+            target: None,
+            status,
+            error: error.map(str::to_string),
+        };
+        let rows = [
+            row(0, Status::PermissionDenied, Some("permission denied")),
+            row(1, Status::Vanished, None),
+            row(2, Status::PermissionDenied, Some("permission denied")),
+        ];
+        assert_eq!(
+            unreadable_targets(1, &rows).as_deref(),
+            Some("the targets of 2 of 3 fds of process 1 could not be read (permission denied); shown as ?")
+        );
+        assert_eq!(unreadable_targets(1, &rows[1..2]), None);
     }
 }

@@ -9,20 +9,25 @@
 mod args;
 mod bench;
 mod clock;
+mod cmdline;
 mod columns;
+mod host;
 mod output;
 mod tasks;
 mod top;
+mod top_model;
+mod top_ui;
+mod users;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
 use pidmap::{ActiveBackend, Backend, Error as PmError, KernelSupport, Pid, Pidmap, Query, Target};
 use serde::Serialize;
 
-pub use args::{BackendArg, Cli, Cmd, Columns, Kthreads, PidArg};
+pub use args::{ArgsColumn, BackendArg, Cli, Cmd, Columns, Kthreads, PidArg, TaskListing};
 use columns::Reader;
 pub use output::{escape, SCHEMA};
 use tasks::TaskRows;
@@ -60,7 +65,63 @@ pub fn error_line(e: &anyhow::Error) -> String {
             s.reason()
         );
     }
-    format!("{e:#}")
+    chain_line(e)
+}
+
+/// An error and its causes joined by `: `, as `{:#}` does, but leaving
+/// out a cause whose text the line already holds (an error that prints
+/// its source and also returns it from `source()` would say it twice).
+fn chain_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that both prints and returns its source.
+    #[derive(Debug)]
+    struct Wrapping(io::Error);
+
+    impl std::fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "opening /proc/self: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn error_lines_say_each_cause_once() {
+        let e = anyhow::Error::new(Wrapping(io::Error::from_raw_os_error(libc::EMFILE)));
+        let line = error_line(&e);
+        assert_eq!(line.matches("Too many open files").count(), 1, "{line}");
+        assert!(
+            line.starts_with("opening /proc/self: Too many open files"),
+            "{line}"
+        );
+        // Distinct causes are all kept, outermost first.
+        let e = anyhow::Error::new(io::Error::from_raw_os_error(libc::ENOENT)).context("reading x");
+        assert_eq!(
+            error_line(&e),
+            format!("reading x: {}", io::Error::from_raw_os_error(libc::ENOENT))
+        );
+    }
 }
 
 fn warn(msg: &str) {
@@ -68,9 +129,18 @@ fn warn(msg: &str) {
 }
 
 fn open(cli: &Cli) -> Result<Pidmap> {
-    let mut b = Pidmap::builder();
-    if let Some(backend) = cli.backend {
-        b = b.backend(backend.into());
+    open_with(cli, false)
+}
+
+/// The handle, keeping the fallback's files open between full refreshes
+/// when `keep_files` (`pidmap top`, which refreshes every task in a loop).
+fn open_with(cli: &Cli, keep_files: bool) -> Result<Pidmap> {
+    let mut b = Pidmap::builder().keep_files(keep_files);
+    match cli.backend {
+        Some(backend) => b = b.backend(backend.into()),
+        // PIDMAP_BACKEND is the default for --backend (the library reads
+        // it only when asked).
+        None => b = b.backend_from_env()?,
     }
     if let Some(root) = &cli.proc_root {
         b = b.proc_root(root);
@@ -95,26 +165,32 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         }
     };
     match &cli.command {
-        Cmd::Procs { columns, kthreads } => {
-            untargeted(cli, "procs", kq(Query::processes(), kthreads), columns, out)
-        }
-        Cmd::Tasks { columns, kthreads } => {
-            untargeted(cli, "tasks", kq(Query::all_tasks(), kthreads), columns, out)
-        }
-        Cmd::Threads {
-            pids,
-            columns,
-            kthreads,
-        } => targeted(cli, What::Threads(kthreads.no_kthreads), pids, columns, out),
-        Cmd::Children {
-            pids,
-            columns,
-            kthreads,
-        } => targeted(
+        Cmd::Procs { listing } => untargeted(
             cli,
-            What::Children(kthreads.no_kthreads),
+            "procs",
+            kq(Query::processes(), &listing.kthreads),
+            &listing.columns(),
+            out,
+        ),
+        Cmd::Tasks { listing } => untargeted(
+            cli,
+            "tasks",
+            kq(Query::all_tasks(), &listing.kthreads),
+            &listing.columns(),
+            out,
+        ),
+        Cmd::Threads { pids, listing } => targeted(
+            cli,
+            What::Threads(listing.kthreads.no_kthreads),
             pids,
-            columns,
+            &listing.columns(),
+            out,
+        ),
+        Cmd::Children { pids, listing } => targeted(
+            cli,
+            What::Children(listing.kthreads.no_kthreads),
+            pids,
+            &listing.columns(),
             out,
         ),
         Cmd::Fds { pids, columns } => targeted(cli, What::Fds, pids, columns, out),
@@ -123,17 +199,40 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             interval,
             iterations,
             kthreads,
-        } => top::run(
-            open(cli)?,
-            kq(Query::all_tasks(), kthreads),
-            top::Options {
-                interval: *interval,
-                iterations: *iterations,
-                json: cli.json,
-            },
-            out,
-        )
-        .map(|()| true),
+            batch,
+            pids,
+            user,
+            threads,
+        } => {
+            let filter = top_model::Filter {
+                pids: pids.clone(),
+                euid: user.as_deref().map(users::uid_of).transpose()?,
+            };
+            if top_ui::wanted(*batch, cli.json) {
+                let opts = top_ui::Options {
+                    interval: *interval,
+                    iterations: *iterations,
+                    threads: *threads,
+                    no_kthreads: kthreads.no_kthreads,
+                    filter,
+                    proc_root: proc_root(cli),
+                };
+                return top_ui::run(open_with(cli, true)?, opts).map(|()| true);
+            }
+            top::run(
+                open_with(cli, true)?,
+                kq(Query::all_tasks(), kthreads),
+                top::Options {
+                    interval: *interval,
+                    iterations: *iterations,
+                    json: cli.json,
+                    uids: filter.euid.is_some(),
+                },
+                &|info| filter.keeps(info),
+                out,
+            )
+            .map(|()| true)
+        }
         Cmd::Bench { iterations } => {
             let requested = match cli.backend {
                 Some(b) => Some(b.into()),
@@ -145,9 +244,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
 }
 
 /// The `--long` rows of `q`, warning when columns cannot be read; every
-/// id keeps its row.
-fn task_rows(cli: &Cli, pm: &mut Pidmap, q: Query<'_>) -> Result<TaskRows, PmError> {
-    let rows = tasks::read(pm, q)?;
+/// id keeps its row. With `args`, the command lines too.
+fn task_rows(cli: &Cli, pm: &mut Pidmap, q: Query<'_>, args: bool) -> Result<TaskRows, PmError> {
+    let mut rows = tasks::read(pm, q)?;
+    if args {
+        let root = pm.proc_root().map(Path::to_path_buf);
+        if let Some(w) = cmdline::fill(&mut rows.rows, root.as_deref()) {
+            warn(&w);
+        }
+    }
     let unknown = rows.unknown();
     if rows.info_backend.is_none() {
         warn_no_proc(cli, rows.rows.len());
@@ -191,7 +296,7 @@ fn untargeted(
     let mut pm = open(cli)?;
     let tgid = name == "tasks";
     let (ids, rows) = if columns.long {
-        let rows = task_rows(cli, &mut pm, q)?;
+        let rows = task_rows(cli, &mut pm, q, columns.args)?;
         (rows.ids(), Some(rows))
     } else {
         let mut ids = Vec::new();
@@ -264,6 +369,19 @@ struct TargetedDoc {
     targets: Vec<TargetDoc>,
 }
 
+/// An error and its causes (`source()` chain), `: `-separated, as
+/// anyhow's `{:#}` prints them.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(": ");
+        line.push_str(&c.to_string());
+        cause = c.source();
+    }
+    line
+}
+
 fn error_status(e: &PmError) -> &'static str {
     match e {
         PmError::NoSuchProcess { .. } => "no_such_process",
@@ -305,7 +423,7 @@ fn targeted(
                 };
                 let q = if k { q.without_kthreads() } else { q };
                 if columns.long {
-                    task_rows(cli, &mut pm, q).map(|r| {
+                    task_rows(cli, &mut pm, q, columns.args).map(|r| {
                         ids = r.ids();
                         rows = Some(r);
                     })
@@ -327,9 +445,10 @@ fn targeted(
             entries: None,
         };
         if let Err(e) = r {
-            eprintln!("pidmap: {e}");
+            let line = with_causes(&e);
+            eprintln!("pidmap: {line}");
             doc.status = error_status(&e);
-            doc.error = Some(e.to_string());
+            doc.error = Some(line);
             all_ok = false;
             docs.push(doc);
             continue;
@@ -346,6 +465,11 @@ fn targeted(
                         .iter()
                         .map(|&fd| reader.fd(&dir, pid.as_raw(), fd))
                         .collect();
+                    if reader.available() {
+                        if let Some(w) = columns::unreadable_targets(pid.as_raw(), &rows) {
+                            warn(&w);
+                        }
+                    }
                     let entries: Vec<_> = rows.iter().map(output::FdEntry::new).collect();
                     doc.entries = Some(serde_json::to_value(entries)?);
                     fd_rows_all.extend(rows);
@@ -363,7 +487,7 @@ fn targeted(
             }
         }
         doc.count = ids.len();
-        plain.extend_from_slice(&ids);
+        plain.extend(ids.iter().map(|&id| (pid.as_raw(), id)));
         doc.ids = ids;
         docs.push(doc);
     }
@@ -383,8 +507,16 @@ fn targeted(
                 output::task_table(out, &task_rows_all, false, !columns.no_headers)?
             }
         }
+    } else if pids.len() > 1 {
+        // Several targets: say whose each id is.
+        let heading = match what {
+            What::Threads(_) => ["PID", "TID"],
+            What::Children(_) => ["PPID", "PID"],
+            What::Fds => ["PID", "FD"],
+        };
+        output::labelled_ids(out, heading, &plain, !columns.no_headers)?;
     } else {
-        for id in plain {
+        for (_, id) in plain {
             writeln!(out, "{id}")?;
         }
     }
@@ -398,6 +530,7 @@ fn support_name(s: Option<KernelSupport>) -> &'static str {
         Some(KernelSupport::Available) => "available",
         Some(KernelSupport::Missing) => "missing",
         Some(KernelSupport::Blocked) => "blocked",
+        Some(KernelSupport::NotBuilt) => "not_built",
         Some(_) => "unexpected",
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use pidmap::TaskInfo;
 use serde::Serialize;
 
 use crate::clock;
@@ -84,6 +85,11 @@ pub struct TaskEntry {
     pub flags: Option<u32>,
     pub kernel_thread: Option<bool>,
     pub status: Status,
+    /// With `--args`: the command line (`null` when unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_bytes: Option<Vec<u8>>,
 }
 
 /// Nanoseconds of a duration, for JSON.
@@ -96,10 +102,18 @@ impl TaskEntry {
         let i = row.info.as_ref();
         let comm = i.and_then(|i| i.comm);
         let (comm, comm_bytes) = json_name(comm.as_ref().map(|c| c.as_bytes()));
+        let (args, args_bytes) = match &row.args {
+            None => (None, None),
+            Some(Err(_)) => (Some(None), None),
+            Some(Ok(a)) => {
+                let (text, bytes) = json_name(Some(a));
+                (Some(text), bytes)
+            }
+        };
         TaskEntry {
             pid: row.id,
             tgid: with_tgid.then(|| i.and_then(|i| i.tgid).map(|p| p.as_raw())),
-            ppid: i.and_then(|i| i.ppid),
+            ppid: i.and_then(|i| i.ppid).map(pidmap::Pid::as_raw),
             state: i.and_then(|i| i.state).map(|s| char::from(s).to_string()),
             comm,
             comm_bytes,
@@ -114,6 +128,8 @@ impl TaskEntry {
             flags: i.and_then(|i| i.flags),
             kernel_thread: i.and_then(|i| i.is_kernel_thread()),
             status: row.status,
+            args,
+            args_bytes,
         }
     }
 }
@@ -126,6 +142,9 @@ pub struct FdEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_bytes: Option<Vec<u8>>,
     pub status: Status,
+    /// Why the target could not be read, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl FdEntry {
@@ -136,11 +155,20 @@ impl FdEntry {
             target,
             target_bytes,
             status: row.status,
+            error: row.error.clone(),
         }
     }
 }
 
 /// What a cell shows when its row has no value.
+/// `-` for a record read whole but without a nice value: a task under a
+/// policy other than SCHED_OTHER and SCHED_BATCH, for which `ps` prints
+/// `-` too.
+fn nice_cell(i: Option<&TaskInfo>) -> Option<String> {
+    i.filter(|i| i.nice.is_none() && i.state.is_some())
+        .map(|_| "-".to_string())
+}
+
 fn missing(status: Status) -> &'static str {
     match status {
         Status::Vanished => "-",
@@ -168,7 +196,7 @@ pub fn task_table(
             "PPID", "UID", "NI", "NLWP", "RSS", "TIME", "START"
         )?;
     }
-    let now = clock::epoch_now().unwrap_or(0);
+    let start_column = clock::StartColumn::at(clock::epoch_now().unwrap_or(0));
     for r in rows {
         let m = missing(r.status);
         let i = r.info.as_ref();
@@ -184,22 +212,30 @@ pub fn task_table(
         let start = i
             .and_then(|i| i.start_time)
             .and_then(clock::since_boot_to_epoch)
-            .map(|t| clock::ps_start(t, now));
+            .map(|t| start_column.cell(t));
         writeln!(
             out,
             "{:>8} {} {:>5} {:>3} {:>4} {:>8} {:>8} {:>5} {}",
-            num(i.and_then(|i| i.ppid).map(i64::from)),
+            num(i.and_then(|i| i.ppid).map(|p| i64::from(p.as_raw()))),
             state,
             num(i.and_then(|i| i.euid).map(i64::from)),
-            num(i.and_then(|i| i.nice).map(i64::from)),
+            nice_cell(i).unwrap_or_else(|| num(i.and_then(|i| i.nice).map(i64::from))),
             num(i.and_then(|i| i.num_threads).map(i64::from)),
             cell(
                 i.and_then(|i| i.rss_bytes())
                     .map(|b| (b / 1024).to_string())
             ),
-            cell(i.and_then(|i| i.cpu_time()).map(clock::ps_time)),
+            match r.process_time {
+                // The process exited between the task and process reads.
+                Some(None) => "-".to_string(),
+                _ => cell(r.time().map(clock::ps_time)),
+            },
             cell(start),
-            cell(i.and_then(|i| i.comm).map(|c| escape(c.as_bytes()))),
+            match &r.args {
+                None => cell(i.and_then(|i| i.comm).map(|c| escape(c.as_bytes()))),
+                Some(Ok(args)) => escape(args),
+                Some(Err(status)) => missing(*status).to_string(),
+            },
         )?;
     }
     Ok(())
@@ -216,6 +252,23 @@ pub fn fd_table(out: &mut dyn Write, rows: &[FdRow], headers: bool) -> io::Resul
             .as_deref()
             .map_or_else(|| missing(r.status).to_string(), escape);
         writeln!(out, "{:>8} {:>6} {}", r.pid, r.fd, target)?;
+    }
+    Ok(())
+}
+
+/// The ids of several targets, one `TARGET ID` pair a line, under a
+/// heading (`PID TID`, `PPID PID`, `PID FD`).
+pub fn labelled_ids(
+    out: &mut dyn Write,
+    heading: [&str; 2],
+    pairs: &[(i32, i32)],
+    headers: bool,
+) -> io::Result<()> {
+    if headers {
+        writeln!(out, "{:>8} {:>8}", heading[0], heading[1])?;
+    }
+    for (target, id) in pairs {
+        writeln!(out, "{target:>8} {id:>8}")?;
     }
     Ok(())
 }
@@ -244,11 +297,15 @@ mod tests {
                 id: 77,
                 info: None,
                 status: Status::Unknown,
+                args: None,
+                process_time: None,
             },
             TaskRow {
                 id: 78,
                 info: None,
                 status: Status::Vanished,
+                args: None,
+                process_time: None,
             },
         ];
         let mut out = Vec::new();

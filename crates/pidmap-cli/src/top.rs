@@ -29,6 +29,8 @@ pub struct Options {
     pub iterations: Option<u32>,
     /// One compact JSON document per refresh, one per line.
     pub json: bool,
+    /// Read the uids too (for a `-u` filter).
+    pub uids: bool,
 }
 
 /// A task's CPU time at the previous sample, keyed by tid; the start time
@@ -41,16 +43,30 @@ struct Row {
     delta: Duration,
 }
 
-pub fn run(mut pm: Pidmap, q: Query<'_>, opts: Options, out: &mut dyn Write) -> Result<()> {
+/// Run batch refreshes of the tasks of `q` that `keep` keeps.
+pub fn run(
+    mut pm: Pidmap,
+    q: Query<'_>,
+    opts: Options,
+    keep: &dyn Fn(&TaskInfo) -> bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let fields = if opts.uids {
+        FIELDS.union(InfoFields::UIDS)
+    } else {
+        FIELDS
+    };
     let mut infos = Vec::new();
-    pm.fill_info(q, FIELDS, &mut infos)?;
+    pm.fill_info(q, fields, &mut infos)?;
+    infos.retain(keep);
     let mut prev = sample(&infos);
     let mut prev_at = Instant::now();
     let mut iteration = 0u32;
     while opts.iterations.is_none_or(|n| iteration < n) {
         iteration += 1;
         std::thread::sleep(opts.interval);
-        pm.fill_info(q, FIELDS, &mut infos)?;
+        pm.fill_info(q, fields, &mut infos)?;
+        infos.retain(keep);
         let now = Instant::now();
         let elapsed = now - prev_at;
         let rows = rank(&infos, &prev);

@@ -29,6 +29,30 @@ fn ids(out: &[u8]) -> Vec<i32> {
         .collect()
 }
 
+/// A labelled listing of several targets: the heading, then
+/// `(target, id)` pairs.
+fn labelled(out: &[u8]) -> (Vec<String>, Vec<(i32, i32)>) {
+    let text = String::from_utf8_lossy(out);
+    let mut lines = text.lines();
+    let heading = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let pairs = lines
+        .map(|l| {
+            let cells: Vec<i32> = l
+                .split_whitespace()
+                .map(|c| c.parse().unwrap_or_else(|_| panic!("not an id: {l:?}")))
+                .collect();
+            assert_eq!(cells.len(), 2, "{l:?}");
+            (cells[0], cells[1])
+        })
+        .collect();
+    (heading, pairs)
+}
+
 fn ascending(v: &[i32]) -> bool {
     v.windows(2).all(|w| w[0] < w[1])
 }
@@ -113,16 +137,15 @@ fn several_pids_and_self() {
     let kid = Named::spawn(b"kid");
     let me_s = me().to_string();
     let kid_s = kid.0.to_string();
-    let v = ids(&pidmap()
-        .args(["threads", &me_s, &kid_s])
-        .assert()
-        .success()
-        .get_output()
-        .stdout);
+    // Several targets: each id beside its target, under a heading.
+    let out = pidmap().args(["threads", &me_s, &kid_s]).assert().success();
+    let (heading, v) = labelled(&out.get_output().stdout);
+    assert_eq!(heading, ["PID", "TID"]);
     assert!(
-        parked.tids.iter().all(|t| v.contains(t)) && v.contains(&kid.0),
+        parked.tids.iter().all(|t| v.contains(&(me(), *t))) && v.contains(&(kid.0, kid.0)),
         "{v:?}"
     );
+    assert!(v.iter().all(|(p, _)| *p == me() || *p == kid.0), "{v:?}");
     // `self` is pidmap itself, resolved in JSON.
     let j = json(&["threads", "self", &kid_s]);
     let t = j["targets"].as_array().unwrap();
@@ -141,7 +164,9 @@ fn several_pids_and_self() {
         .stderr(predicate::eq(
             "pidmap: no such process: process 1073741824\n",
         ));
-    assert!(ids(&out.get_output().stdout).contains(&kid.0));
+    let (heading, v) = labelled(&out.get_output().stdout);
+    assert_eq!(heading, ["PPID", "PID"]);
+    assert!(v.contains(&(me(), kid.0)), "{v:?}");
     let out = pidmap()
         .args(["--json", "children", "1073741824", &me_s])
         .assert()
@@ -278,8 +303,8 @@ fn json_documents_carry_the_schema() {
         }
     }
     let info = json(&["info"]);
-    assert_eq!(info["syscall_numbers"]["pidmap"], 1000);
-    assert_eq!(info["syscall_numbers"]["fdmap"], 1001);
+    assert_eq!(info["syscall_numbers"]["pidmap"], 473);
+    assert_eq!(info["syscall_numbers"]["fdmap"], 474);
     assert_eq!(info["procfs_view"], true);
 }
 

@@ -21,10 +21,32 @@ fn parse(v: &str) -> Version {
     (it.next().unwrap(), it.next().unwrap_or(0))
 }
 
+/// The target triple the tests run on (`rustc -vV`'s `host:` line).
+fn host_target() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output().expect("rustc -vV");
+    assert!(out.status.success(), "rustc -vV failed");
+    String::from_utf8(out.stdout)
+        .expect("rustc -vV is UTF-8")
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_owned()
+}
+
+/// The locked dependency graph for the host target only.
+///
+/// `--offline` must work on a machine whose cargo cache holds only what a
+/// build of this workspace downloaded, and a build downloads no crate of
+/// another platform (windows-sys and friends): so the graph is filtered to
+/// the platform the crates are built for here. They are Linux-only crates,
+/// so no other platform's closure can raise their minimum.
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = host_target();
     let out = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &target])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata");

@@ -26,6 +26,11 @@ use raw_probe::{kernel_has_pidmap, NR_PIDMAP};
 /// valid `PIDMAP_PROC | PIDMAP_INFO` request (struct pidmap_req VER1,
 /// `info_size` 96) with count 0 answers 0.
 fn kernel_has_task_records() -> bool {
+    if !kernel_has_pidmap() {
+        // Also what a build without `series-syscalls` says: it never
+        // issues the number.
+        return false;
+    }
     // size, start, target, procfs_fd, info_size, __reserved, info_mask.
     let req: [u32; 8] = [32, 0, 0, 0, 96, 0, 0, 0];
     let mut room = [0u64; 12];

@@ -9,9 +9,9 @@
 //! **Sandboxes.** The probe issues a system call an allow-list seccomp
 //! filter does not know (Android apps, Chromium-style sandboxes, systemd's
 //! `SystemCallFilter=`, which may *kill* the process rather than answer
-//! `EPERM`). Such programs must not probe: set the environment variable
-//! [`BACKEND_ENV`] (`PIDMAP_BACKEND=procfs`), or build the handle with
-//! [`Backend::Procfs`]. Under [`Backend::Auto`], a real call that answers
+//! `EPERM`). Such programs must not probe: build the handle with
+//! [`Backend::Procfs`], or opt in to [`BACKEND_ENV`]
+//! (`PIDMAP_BACKEND=procfs`) with [`Backend::from_env`]. Under [`Backend::Auto`], a real call that answers
 //! `ENOSYS`, or `EPERM` while a fresh probe no longer says "available" (a
 //! filter installed after the first probe), switches that handle to /proc.
 
@@ -22,9 +22,10 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::sys;
 
-/// The environment variable that chooses the backend of handles built
-/// without an explicit [`Builder::backend`](crate::Builder::backend):
-/// `auto`, `syscall` or `procfs`. `procfs` never issues the probe.
+/// The environment variable a program may let choose its backend:
+/// `auto`, `syscall` or `procfs` (`procfs` never issues the probe). Read
+/// only when asked: [`Backend::from_env`],
+/// [`Builder::backend_from_env`](crate::Builder::backend_from_env).
 pub const BACKEND_ENV: &str = "PIDMAP_BACKEND";
 
 /// Which implementation a listing should use.
@@ -124,6 +125,10 @@ impl fmt::Display for ActiveBackend {
 pub enum KernelSupport {
     /// Both calls answered the probe with `EINVAL`: they exist.
     Available,
+    /// Not asked: this build of the crate never issues the series'
+    /// system calls (the `series-syscalls` feature is off), because their
+    /// numbers are not assigned upstream and may mean another call here.
+    NotBuilt,
     /// `ENOSYS`: the kernel lacks the calls (or a filter says so).
     Missing,
     /// `EPERM`: a seccomp filter blocks them.
@@ -180,6 +185,9 @@ impl KernelSupport {
                 "pidmap(2) and fdmap(2) answered the probe with EINVAL, as a patched kernel does"
                     .into()
             }
+            KernelSupport::NotBuilt => "not available: built without the series-syscalls feature \
+                 (pidmap(2)/fdmap(2) have no upstream syscall numbers, so they are never issued)"
+                .into(),
             KernelSupport::Missing => {
                 "pidmap(2) answered ENOSYS: the kernel does not have it".into()
             }
@@ -201,6 +209,9 @@ impl fmt::Display for KernelSupport {
 /// fdmap(2), with an invalid flag and no buffer; see the module docs for
 /// sandboxes that kill on unknown calls.
 pub fn probe_kernel() -> KernelSupport {
+    if sys::enabled_numbers().is_none() {
+        return KernelSupport::NotBuilt;
+    }
     let (p, f) = sys::probe();
     KernelSupport::from_probe(p, f)
 }
@@ -396,6 +407,16 @@ mod tests {
     #[test]
     fn cached_probe_matches_an_independent_raw_call() {
         let cached = kernel_support();
+        let required = std::env::var("PIDMAP_REQUIRE_SYSCALL").is_ok_and(|v| v == "1");
+        if cfg!(not(feature = "series-syscalls")) {
+            // Nothing is issued, not even by the tests' raw probe.
+            assert_eq!(cached, KernelSupport::NotBuilt);
+            assert!(
+                !required,
+                "PIDMAP_REQUIRE_SYSCALL=1 needs a build with the series-syscalls feature"
+            );
+            return;
+        }
         let errno = probe(Call::Pidmap)
             .expect_err("the probe must fail")
             .raw_os_error();
@@ -411,7 +432,6 @@ mod tests {
             assert_eq!(fdmap.raw_os_error(), Some(libc::EINVAL));
         }
         assert_eq!(cached, want);
-        let required = std::env::var("PIDMAP_REQUIRE_SYSCALL").is_ok_and(|v| v == "1");
         let unpatched = std::env::var("PIDMAP_EXPECT_NO_SYSCALL").is_ok_and(|v| v == "1");
         if required {
             assert_eq!(cached, KernelSupport::Available);

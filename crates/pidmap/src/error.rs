@@ -51,7 +51,11 @@ pub enum Error {
     #[error("the kernel broke the pidmap ABI: {0}")]
     AbiViolation(String),
     /// Any other I/O error, with its errno (`EMFILE`, `ENOMEM`, `EBADF`, ...).
-    #[error("{context}: {source}")]
+    ///
+    /// Its `Display` is the context alone: the cause is its
+    /// [`source()`](std::error::Error::source), which error reporters
+    /// (`anyhow`'s `{:#}`, ...) print after it, so it is not printed twice.
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,
@@ -123,3 +127,34 @@ impl From<Error> for io::Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// An I/O error's cause is printed once: by whoever walks
+    /// `source()`, never also by its `Display`.
+    #[test]
+    fn io_error_text_names_its_cause_once() {
+        let e = Error::io(
+            "opening /proc/self",
+            io::Error::from_raw_os_error(libc::EMFILE),
+        );
+        let cause = io::Error::from_raw_os_error(libc::EMFILE).to_string();
+        assert_eq!(e.to_string(), "opening /proc/self");
+        assert_eq!(e.source().map(ToString::to_string), Some(cause.clone()));
+        let mut chain = e.to_string();
+        let mut next = e.source();
+        while let Some(c) = next {
+            chain = format!("{chain}: {c}");
+            next = c.source();
+        }
+        assert_eq!(chain.matches(&cause).count(), 1, "{chain}");
+        // Through io::Error too (the iterators' item type).
+        let wrapped = io::Error::from(e);
+        assert_eq!(wrapped.raw_os_error(), None);
+        let inner = wrapped.get_ref().expect("wraps the crate's error");
+        assert_eq!(inner.to_string(), "opening /proc/self");
+    }
+}

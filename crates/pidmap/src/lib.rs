@@ -10,14 +10,26 @@
 //! | [`Backend::Syscall`] | require the syscalls; [`Error::SyscallUnavailable`] otherwise — never falls back |
 //! | [`Backend::Procfs`] | always read `/proc`; the syscalls are never issued, not even the probe |
 //!
-//! **Sandboxes.** The probe issues pidmap(2) and fdmap(2) with an undefined
+//! **Opt-in syscalls (`series-syscalls`).** pidmap(2) and fdmap(2) have
+//! no upstream syscall numbers: the series wires 473/474, which upstream
+//! may give to another call. No probe can prove which call a number is —
+//! an unknown call answering `EINVAL` to a bad flag may already have acted
+//! on its arguments (as `close_range(2)` would) or used our pointers. So
+//! unless the crate is built with the `series-syscalls` feature it never
+//! issues those numbers, not even to probe: [`kernel_support`] is
+//! [`KernelSupport::NotBuilt`], [`Backend::Auto`] reads `/proc`, and
+//! [`Backend::Syscall`] fails with [`Error::SyscallUnavailable`]. With the
+//! feature, the probe below decides.
+//!
+//! **Sandboxes.** With `series-syscalls`, the probe issues pidmap(2) and fdmap(2) with an undefined
 //! flag bit: a patched kernel answers `EINVAL`, an unpatched one `ENOSYS`.
 //! A seccomp filter answers what it was told — `EPERM`, or, for an
 //! allow-list filter (Android apps, Chromium-style sandboxes, systemd's
 //! `SystemCallFilter=`), possibly **killing the process**. A program that
-//! may run under such a filter must not probe: set `PIDMAP_BACKEND=procfs`
-//! in its environment ([`BACKEND_ENV`]), or build its handles with
-//! [`Backend::Procfs`].
+//! may run under such a filter must not probe: build its handles with
+//! [`Backend::Procfs`], or let its users choose through
+//! `PIDMAP_BACKEND=procfs` ([`BACKEND_ENV`]), which the crate reads only
+//! when asked ([`Builder::backend_from_env`], [`Backend::from_env`]).
 //!
 //! # The procfs view
 //!
@@ -103,7 +115,10 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("pidmap lists Linux processes: it builds only for target_os = \"linux\"");
 
+#[cfg(test)]
+mod abi_sources;
 mod backend;
+mod cpu;
 mod error;
 #[cfg(feature = "fallback")]
 mod fallback;
@@ -120,13 +135,14 @@ mod target;
 pub use backend::{
     kernel_support, probe_kernel, ActiveBackend, Backend, Detection, KernelSupport, BACKEND_ENV,
 };
+pub use cpu::{CpuSample, TaskCpu, TaskKey};
 pub use error::{Error, Result};
 pub use handle::{Builder, Pidmap};
-pub use info::{Comm, InfoFields, TaskInfo};
+pub use info::{Comm, InfoFields, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
 pub use pid::Pid;
 pub use query::{Listing, Query};
-pub use stat::{status_tgid, Stat, StatCounters};
+pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use target::{Target, TargetId};
 

@@ -47,8 +47,26 @@ pub struct StatCounters {
     pub num_threads: u32,
     /// Field 22, the start time since boot.
     pub start_time_ticks: u64,
-    /// Field 24, the resident set size.
+    /// Field 24, the resident set size: the kernel's approximate
+    /// per-CPU-cached counter (`ps` shows `VmRSS` from `status`, exact).
     pub rss_pages: u64,
+    /// Field 41, the scheduling policy (`SCHED_*`), when the line has it.
+    pub policy: Option<u32>,
+}
+
+impl StatCounters {
+    /// The nice value means something: the policy is `SCHED_OTHER` (0) or
+    /// `SCHED_BATCH` (3), the only ones `ps` shows a nice value for (it
+    /// shows `-` under `SCHED_FIFO`, `SCHED_RR`, `SCHED_IDLE`,
+    /// `SCHED_DEADLINE`). A line without the policy (field 41) has one.
+    pub fn has_nice(&self) -> bool {
+        match self.policy {
+            None => true,
+            Some(p) => {
+                i32::try_from(p).is_ok_and(|p| p == libc::SCHED_OTHER || p == libc::SCHED_BATCH)
+            }
+        }
+    }
 }
 
 impl StatCounters {
@@ -60,6 +78,8 @@ impl StatCounters {
         let num_threads = parse_num(rest.next()?)?;
         let start_time_ticks = parse_num(rest.nth(1)?)?;
         let rss_pages = parse_num(rest.nth(1)?)?;
+        // Fields 25 to 40, then 41.
+        let policy = rest.nth(16).and_then(parse_num);
         Some(StatCounters {
             utime_ticks,
             stime_ticks,
@@ -67,6 +87,7 @@ impl StatCounters {
             num_threads,
             start_time_ticks,
             rss_pages,
+            policy,
         })
     }
 }
@@ -134,6 +155,22 @@ pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
         .split(|b| b.is_ascii_whitespace())
         .filter(|f| !f.is_empty());
     Some((parse_num(ids.next()?)?, parse_num(ids.next()?)?))
+}
+
+/// The `VmRSS:` line of a `/proc/PID/status` file, in KiB (what `ps`
+/// shows as RSS). A task without memory (a kernel thread, a zombie) has
+/// no such line: `None`.
+///
+/// ```
+/// let s = b"Name:\tx\nVmRSS:\t    1728 kB\nRssAnon:\t 100 kB\n";
+/// assert_eq!(pidmap::status_vm_rss_kib(s), Some(1728));
+/// assert_eq!(pidmap::status_vm_rss_kib(b"Name:\tkthreadd\n"), None);
+/// ```
+pub fn status_vm_rss_kib(status: &[u8]) -> Option<u64> {
+    let v = status
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"VmRSS:"))?;
+    parse_num(trim(trim(v).strip_suffix(b"kB")?))
 }
 
 fn trim(mut s: &[u8]) -> &[u8] {
@@ -207,6 +244,31 @@ mod tests {
             (37, 5, -3, 4)
         );
         assert_eq!((c.start_time_ticks, c.rss_pages), (12345, 77));
+        assert_eq!(c.policy, None);
+        // No field 41: a nice value.
+        assert!(c.has_nice());
+        // Fields 25 to 41, the policy last.
+        let with_policy = |policy: &str| {
+            let line = format!("9 (a) S 1 9 9 0 -1 4194304 0 0 0 0 1 2 0 0 20 0 1 0 5 100 3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 0 {policy}\n");
+            Stat::parse(line.as_bytes()).unwrap().counters.unwrap()
+        };
+        assert_eq!(with_policy("1").policy, Some(1));
+        // SCHED_OTHER and SCHED_BATCH have one; FIFO, RR, IDLE and
+        // DEADLINE do not (ps shows `-`).
+        for (policy, has) in [
+            (0, true),
+            (3, true),
+            (1, false),
+            (2, false),
+            (5, false),
+            (6, false),
+        ] {
+            assert_eq!(
+                with_policy(&policy.to_string()).has_nice(),
+                has,
+                "policy {policy}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,20 @@
 //! The raw system calls (crate-private): syscall numbers, flag bits and the
 //! request structs of `include/uapi/linux/pidmap.h` (docs/ABI.md, v2).
 //!
+//! **Which calls are issued.** The numbers are the series', not assigned
+//! upstream: on a kernel without the series they may name another system
+//! call, and no probe can prove which call a number is (an unknown call
+//! that answers `EINVAL` to a bad flag could have had side effects before
+//! answering, as `close_range(2)` would). So unless the crate is built with
+//! the `series-syscalls` feature, [`enabled_numbers`] is `None` and no
+//! function here enters the kernel: each returns `ENOSYS` at once.
+//!
+//! **Typed calls.** Each wrapper sets the flags that decide the buffer's
+//! element type itself: [`list_ids`] and [`list_fds`] write `i32`s and
+//! clear `PIDMAP_INFO`; [`read_records`] writes [`PidmapInfo`]s and sets
+//! `PIDMAP_INFO` and `info_size`. No caller can pair a buffer with flags
+//! that make the kernel write another type into it.
+//!
 //! Every integer conversion here is explicit and lossless on 32-bit and
 //! 64-bit targets alike (no `as` between integer types).
 
@@ -26,9 +40,19 @@ pub struct SyscallNumbers {
     target_arch = "loongarch64"
 ))]
 pub const SYSCALL_NUMBERS: Option<SyscallNumbers> = Some(SyscallNumbers {
-    pidmap: 1000,
-    fdmap: 1001,
+    pidmap: 473,
+    fdmap: 474,
 });
+
+/// The numbers this build may issue: [`SYSCALL_NUMBERS`] with the
+/// `series-syscalls` feature, else `None` (no call is ever made).
+pub(crate) const fn enabled_numbers() -> Option<SyscallNumbers> {
+    if cfg!(feature = "series-syscalls") {
+        SYSCALL_NUMBERS
+    } else {
+        None
+    }
+}
 
 /// See above: no wired table, so no number that could mean another call.
 #[cfg(not(any(
@@ -141,56 +165,106 @@ pub(crate) fn req_size<T>() -> u32 {
     u32::try_from(size_of::<T>()).expect("an ABI struct is at most 96 bytes")
 }
 
-/// A request the kernel reads through a pointer.
-pub(crate) trait Request: Copy {
-    /// The syscall number, from [`SYSCALL_NUMBERS`].
-    fn number(n: SyscallNumbers) -> i64;
-}
+/// The flags an id listing may carry: the mode and the modifiers that do
+/// not change what the kernel writes (`PIDMAP_INFO` is left out).
+const ID_LISTING_FLAGS: u32 = PIDMAP_PROC
+    | PIDMAP_ALL_TASKS
+    | PIDMAP_TASKS
+    | PIDMAP_CHILDREN
+    | PIDMAP_IGNORE_KTHREADS
+    | PIDMAP_TARGET_PIDFD
+    | PIDMAP_PROCFS;
 
-/// An element the kernel writes into the output array: an id, or a task
-/// record. Implemented only for plain-integer `repr(C)` types, for which
-/// any bytes the kernel writes are a valid value.
-pub(crate) trait Element: Copy {}
-
-impl Element for i32 {}
-impl Element for PidmapInfo {}
-
-impl Request for PidmapReq {
-    fn number(n: SyscallNumbers) -> i64 {
-        n.pidmap
-    }
-}
-
-impl Request for FdmapReq {
-    fn number(n: SyscallNumbers) -> i64 {
-        n.fdmap
-    }
-}
-
-/// `pidmap(req, ids, count, flags)` / `fdmap(req, fds, count, flags)` into
-/// `buf` (`count = buf.len()`, clamped to `i32::MAX`). Returns the number of
-/// ids the kernel says it wrote, unclamped (a value above `count` is an ABI
-/// violation for the caller to report), or the raw errno.
-pub(crate) fn call<R: Request, E: Element>(req: &R, buf: &mut [E], flags: u32) -> Result<u64, i32> {
-    let Some(numbers) = SYSCALL_NUMBERS else {
+/// `pidmap(req, ids, count, flags)`: ids into `ids`. `flags` is masked to
+/// the id-listing flags (no `PIDMAP_INFO`), and the request's record
+/// fields are zeroed, so the kernel writes `i32`s only. Returns the count
+/// the kernel says it wrote, unclamped (a value above `ids.len()` is an
+/// ABI violation for the caller to report), or the raw errno.
+pub(crate) fn list_ids(req: &PidmapReq, ids: &mut [i32], flags: u32) -> Result<u64, i32> {
+    let req = PidmapReq {
+        info_size: 0,
+        info_mask: 0,
+        ..*req
+    };
+    let flags = flags & ID_LISTING_FLAGS;
+    let Some(numbers) = enabled_numbers() else {
         return Err(libc::ENOSYS);
     };
-    let count = u32::try_from(buf.len().min(MAX_COUNT)).expect("clamped to i32::MAX");
-    // SAFETY: `req` is a live, readable `repr(C)` struct of the ABI's
-    // layout; `buf` is valid for writes of `count <= buf.len()` elements
-    // (ids, or records of `req.info_size == size_of::<E>()` bytes) and the
-    // kernel writes at most `count` of them (ABI.md); every `Element` is
-    // plain integers, so any bytes written are a valid value. A kernel
-    // without the call returns ENOSYS without touching memory.
+    let count = clamped_count(ids.len());
+    // SAFETY: `req` is a live, readable `repr(C)` request of the ABI's
+    // layout; without `PIDMAP_INFO` the kernel writes at most `count <=
+    // ids.len()` `i32` ids (ABI.md), and any bytes are a valid `i32`. The
+    // number is the series' pidmap(2), issued only in a build that opted
+    // in to it (see the module docs). A kernel without the call returns
+    // ENOSYS without touching memory.
     unsafe {
         raw(
-            R::number(numbers),
-            std::ptr::from_ref(req).cast(),
-            buf.as_mut_ptr().cast(),
+            numbers.pidmap,
+            std::ptr::from_ref(&req).cast(),
+            ids.as_mut_ptr().cast(),
             count,
             flags,
         )
     }
+}
+
+/// `fdmap(req, fds, count, flags)`: fd numbers into `fds` (`flags` masked
+/// to `FDMAP_TARGET_PIDFD`). Returns as [`list_ids`] does.
+pub(crate) fn list_fds(req: &FdmapReq, fds: &mut [i32], flags: u32) -> Result<u64, i32> {
+    let flags = flags & FDMAP_TARGET_PIDFD;
+    let Some(numbers) = enabled_numbers() else {
+        return Err(libc::ENOSYS);
+    };
+    let count = clamped_count(fds.len());
+    // SAFETY: as in `list_ids`: a readable request, and fdmap(2) writes
+    // at most `count <= fds.len()` `i32` fd numbers.
+    unsafe {
+        raw(
+            numbers.fdmap,
+            std::ptr::from_ref(req).cast(),
+            fds.as_mut_ptr().cast(),
+            count,
+            flags,
+        )
+    }
+}
+
+/// `pidmap(req, records, count, flags | PIDMAP_INFO)`: task records into
+/// `records`, with `req.info_size` set to `size_of::<PidmapInfo>()` here,
+/// so the kernel writes records of exactly this struct's size. Returns as
+/// [`list_ids`] does.
+pub(crate) fn read_records(
+    req: &PidmapReq,
+    records: &mut [PidmapInfo],
+    flags: u32,
+) -> Result<u64, i32> {
+    let req = PidmapReq {
+        info_size: req_size::<PidmapInfo>(),
+        ..*req
+    };
+    let flags = (flags & ID_LISTING_FLAGS) | PIDMAP_INFO;
+    let Some(numbers) = enabled_numbers() else {
+        return Err(libc::ENOSYS);
+    };
+    let count = clamped_count(records.len());
+    // SAFETY: a readable request whose `info_size` is the size of
+    // `PidmapInfo`; with `PIDMAP_INFO` the kernel writes at most `count <=
+    // records.len()` records of `info_size` bytes (ABI.md). `PidmapInfo` is
+    // plain integers, so any bytes written are a valid value.
+    unsafe {
+        raw(
+            numbers.pidmap,
+            std::ptr::from_ref(&req).cast(),
+            records.as_mut_ptr().cast(),
+            count,
+            flags,
+        )
+    }
+}
+
+/// A buffer length as the ABI's `count`, clamped to `i32::MAX`.
+fn clamped_count(len: usize) -> u32 {
+    u32::try_from(len.min(MAX_COUNT)).unwrap_or(0x7fff_ffff)
 }
 
 /// The largest count handed to the kernel.
@@ -203,7 +277,7 @@ const MAX_COUNT: usize = 0x7fff_ffff;
 /// docs on sandboxes). Nothing is ever written. Takes no syscall number:
 /// it can only issue pidmap(2) and fdmap(2).
 pub(crate) fn probe() -> (Result<u64, i32>, Result<u64, i32>) {
-    let Some(numbers) = SYSCALL_NUMBERS else {
+    let Some(numbers) = enabled_numbers() else {
         return (Err(libc::ENOSYS), Err(libc::ENOSYS));
     };
     let p = PidmapReq {
@@ -249,26 +323,12 @@ pub(crate) fn probe() -> (Result<u64, i32>, Result<u64, i32>) {
 /// answers `EINVAL` (an unknown flag) or `E2BIG` (`info_size` is beyond its
 /// struct). Nothing is written.
 pub(crate) fn probe_info() -> Result<u64, i32> {
-    let Some(numbers) = SYSCALL_NUMBERS else {
-        return Err(libc::ENOSYS);
-    };
     let req = PidmapReq {
         size: req_size::<PidmapReq>(),
-        info_size: req_size::<PidmapInfo>(),
         ..PidmapReq::default()
     };
-    let mut room = [PidmapInfo::default()];
-    // SAFETY: a readable request; a real, writable one-record buffer, and
-    // count 0, so nothing is written.
-    unsafe {
-        raw(
-            numbers.pidmap,
-            std::ptr::from_ref(&req).cast(),
-            room.as_mut_ptr().cast(),
-            0,
-            PIDMAP_PROC | PIDMAP_INFO,
-        )
-    }
+    // An empty buffer: count 0, so nothing is written.
+    read_records(&req, &mut [], PIDMAP_PROC)
 }
 
 /// # Safety
@@ -304,17 +364,34 @@ unsafe fn raw(nr: i64, req: *const u8, buf: *mut u8, count: u32, flags: u32) -> 
 #[cfg(test)]
 mod tests {
     //! The numbers, flags and struct layouts above against the uapi header.
-    //! build.rs extracts the header from the `+` lines of the patches in
-    //! kernel-patches/ that touch include/uapi/linux/pidmap.h, and the
-    //! contract's copy from docs/ABI.md (the header block, then the task
-    //! records' layout block, which redefines `struct pidmap_req`: the last
-    //! definition of a struct is the one checked).
+    //! The crate carries a copy of the header (abi/pidmap.h) and of its
+    //! syscall numbers (abi/syscall-numbers.tbl), checked here always. In
+    //! the repository, those copies are also checked against the series:
+    //! the header from the `+` lines of the patches in kernel-patches/
+    //! that touch include/uapi/linux/pidmap.h, and the contract's copy
+    //! from docs/ABI.md (the header block, then the task records' layout
+    //! block, which redefines `struct pidmap_req`: the last definition of a
+    //! struct is the one checked). See `crate::abi_sources`.
     use super::*;
+    use crate::abi_sources;
     use std::collections::BTreeMap;
     use std::mem::{align_of, offset_of};
 
-    const FROM_PATCH: &str = include_str!(concat!(env!("OUT_DIR"), "/uapi_from_patch.h"));
-    const FROM_ABI_DOC: &str = include_str!(concat!(env!("OUT_DIR"), "/uapi_from_abi_doc.h"));
+    const CHECKED_IN_HEADER: &str = include_str!("../abi/pidmap.h");
+    const CHECKED_IN_NUMBERS: &str = include_str!("../abi/syscall-numbers.tbl");
+
+    /// The repository's sources, or a note that the packaged crate has
+    /// none.
+    fn repo(test: &str) -> Option<abi_sources::Sources> {
+        let s = abi_sources::from_repo();
+        if s.is_none() {
+            eprintln!(
+                "note: skipping {test}: no kernel-patches/ around the crate \
+                 (a packaged crate checks its abi/ copies only)"
+            );
+        }
+        s
+    }
 
     /// A C integer literal (`0x800u`, `96`, `1ULL`).
     fn literal(v: &str) -> Option<u64> {
@@ -526,38 +603,49 @@ mod tests {
     }
 
     #[test]
-    fn abi_matches_the_contract_in_docs() {
-        check(FROM_ABI_DOC, "docs/ABI.md");
+    fn abi_matches_the_checked_in_header() {
+        check(CHECKED_IN_HEADER, "abi/pidmap.h");
     }
 
     #[test]
-    fn abi_matches_the_uapi_header_of_the_series() {
-        check(
-            FROM_PATCH,
-            "kernel-patches/*.patch touching include/uapi/linux/pidmap.h",
-        );
+    fn abi_matches_the_contract_in_docs() {
+        if let Some(s) = repo("abi_matches_the_contract_in_docs") {
+            check(&s.header_from_abi_doc, "docs/ABI.md");
+        }
+    }
+
+    #[test]
+    fn checked_in_header_is_the_series() {
+        if let Some(s) = repo("checked_in_header_is_the_series") {
+            let source = "kernel-patches/*.patch touching include/uapi/linux/pidmap.h";
+            check(&s.header_from_patch, source);
+            assert_eq!(
+                s.header_from_patch.trim_end(),
+                CHECKED_IN_HEADER.trim_end(),
+                "abi/pidmap.h must be a copy of the header the series leaves ({source})"
+            );
+        }
     }
 
     #[test]
     fn parser_sees_a_wrong_value() {
-        check(FROM_ABI_DOC, "unmutated");
+        check(CHECKED_IN_HEADER, "unmutated");
         let mutations = [
-            ("PIDMAP_PROCFS          0x400u", "PIDMAP_PROCFS 0x800u"),
+            ("PIDMAP_PROCFS\t\t0x400u", "PIDMAP_PROCFS 0x800u"),
             ("__s32 start;", "__s32 startx;"),
             ("(1ULL << 7)", "(1ULL << 11)"),
             ("__s32 nice;", "__u32 nice;"),
-            ("char  comm[16];", "char  comm[15];"),
+            ("char comm[16];", "char comm[15];"),
             ("__u64 info_mask;", "__u32 info_mask;"),
         ];
         for (from, to) in mutations {
-            // The last occurrence: the task records' block of ABI.md.
-            let at = FROM_ABI_DOC
+            let at = CHECKED_IN_HEADER
                 .rfind(from)
                 .unwrap_or_else(|| panic!("{from} must hit"));
             let bad = format!(
                 "{}{to}{}",
-                &FROM_ABI_DOC[..at],
-                &FROM_ABI_DOC[at + from.len()..]
+                &CHECKED_IN_HEADER[..at],
+                &CHECKED_IN_HEADER[at + from.len()..]
             );
             assert!(
                 std::panic::catch_unwind(|| check(&bad, "mutated")).is_err(),
@@ -575,34 +663,100 @@ mod tests {
         "scripts/syscall.tbl",
     ];
 
-    #[test]
-    fn syscall_numbers_match_every_table_of_the_series() {
-        let tables = include_str!(concat!(env!("OUT_DIR"), "/uapi_syscall_tables.txt"));
-        let n = SYSCALL_NUMBERS.expect("wired on the test architectures");
+    /// `(table, number, call)` of each line of a table listing.
+    fn table_entries(text: &str) -> Vec<(String, i64, String)> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|line| {
+                let (file, entry) = line.split_once('\t').expect("path, tab, entry");
+                let w: Vec<&str> = entry.split_whitespace().collect();
+                let nr: i64 = w[0].parse().expect("a number");
+                // Checked-in lines: "nr call"; the series': "nr abi call ...".
+                let call = if w.len() == 2 { w[1] } else { w[2] };
+                (file.to_string(), nr, call.to_string())
+            })
+            .collect()
+    }
+
+    /// Each wired table has pidmap and fdmap once each, at `numbers`.
+    fn wired_tables_say(entries: &[(String, i64, String)], numbers: SyscallNumbers, source: &str) {
         let mut seen = BTreeMap::new();
-        for line in tables.lines() {
-            let (file, entry) = line.split_once('\t').expect("path, tab, entry");
-            if !WIRED_TABLES.contains(&file) && file != "arch/arm64/tools/syscall_64.tbl" {
+        for (file, nr, call) in entries {
+            if !WIRED_TABLES.contains(&file.as_str()) && file != "arch/arm64/tools/syscall_64.tbl" {
                 continue;
             }
-            let w: Vec<&str> = entry.split_whitespace().collect();
-            let nr: i64 = w[0].parse().expect("a number");
-            let want = if w[2] == "pidmap" { n.pidmap } else { n.fdmap };
-            assert_eq!(nr, want, "{file}: {entry:?}");
-            *seen.entry(file).or_insert(0) += 1;
+            let want = if call == "pidmap" {
+                numbers.pidmap
+            } else {
+                numbers.fdmap
+            };
+            assert_eq!(*nr, want, "{source}: {file}: {call}");
+            *seen.entry(file.clone()).or_insert(0) += 1;
         }
         for table in WIRED_TABLES {
             assert_eq!(
                 seen.get(table),
                 Some(&2),
-                "{table}: pidmap and fdmap, once each"
+                "{source}: {table}: pidmap and fdmap, once each"
             );
         }
     }
 
     #[test]
+    fn syscall_numbers_match_the_checked_in_table() {
+        let n = SYSCALL_NUMBERS.expect("wired on the test architectures");
+        let entries = table_entries(CHECKED_IN_NUMBERS);
+        wired_tables_say(&entries, n, "abi/syscall-numbers.tbl");
+        assert_eq!(entries.len(), 2 * WIRED_TABLES.len());
+    }
+
+    #[test]
+    fn syscall_numbers_match_every_table_of_the_series() {
+        let Some(s) = repo("syscall_numbers_match_every_table_of_the_series") else {
+            return;
+        };
+        let n = SYSCALL_NUMBERS.expect("wired on the test architectures");
+        let entries = table_entries(&s.syscall_tables);
+        wired_tables_say(&entries, n, "kernel-patches/*.patch");
+    }
+
+    #[test]
     fn numbers_are_the_contracts() {
         let n = SYSCALL_NUMBERS.expect("wired on the test architectures");
-        assert_eq!((n.pidmap, n.fdmap), (1000, 1001));
+        assert_eq!((n.pidmap, n.fdmap), (473, 474));
+        assert_eq!(
+            enabled_numbers().is_some(),
+            cfg!(feature = "series-syscalls")
+        );
+    }
+
+    /// Without the feature every wrapper answers ENOSYS without entering
+    /// the kernel; with it, the record wrapper sets its own flags.
+    #[test]
+    fn wrappers_refuse_without_the_feature() {
+        let req = PidmapReq {
+            size: req_size::<PidmapReq>(),
+            ..PidmapReq::default()
+        };
+        let mut ids = [0i32; 4];
+        let mut recs = [PidmapInfo::default(); 1];
+        let fdreq = FdmapReq {
+            size: req_size::<FdmapReq>(),
+            ..FdmapReq::default()
+        };
+        if cfg!(not(feature = "series-syscalls")) {
+            assert_eq!(list_ids(&req, &mut ids, PIDMAP_PROC), Err(libc::ENOSYS));
+            assert_eq!(list_fds(&fdreq, &mut ids, 0), Err(libc::ENOSYS));
+            assert_eq!(
+                read_records(&req, &mut recs, PIDMAP_PROC),
+                Err(libc::ENOSYS)
+            );
+            assert_eq!(probe(), (Err(libc::ENOSYS), Err(libc::ENOSYS)));
+            assert_eq!(probe_info(), Err(libc::ENOSYS));
+        }
+        // The flags that decide the element type are the wrappers' own.
+        assert_eq!(ID_LISTING_FLAGS & PIDMAP_INFO, 0);
+        assert_eq!(ID_LISTING_FLAGS & PROBE_INVALID_FLAG, 0);
+        assert_eq!(clamped_count(usize::MAX), 0x7fff_ffff);
     }
 }

@@ -84,21 +84,35 @@ fn all_tasks_include_threads_of_every_process() {
             "tid {t} missing from all tasks"
         );
     }
-    // Every process alive across two all-task listings is itself a task.
+    // Every process listed before, between and after two equal all-task
+    // listings lived through both, so it is itself a task. (A process that
+    // forks and exits between the two listings shows only in the middle
+    // one, which is why the process listing is taken three times.)
+    let mut before = Vec::new();
     let mut procs = Vec::new();
+    let mut after = Vec::new();
     let mut again = Vec::new();
     let mut stable = false;
     for _ in 0..200 {
+        pm.fill(Query::processes(), &mut before).unwrap();
         pm.fill(Query::all_tasks(), &mut all).unwrap();
         pm.fill(Query::processes(), &mut procs).unwrap();
         pm.fill(Query::all_tasks(), &mut again).unwrap();
+        pm.fill(Query::processes(), &mut after).unwrap();
         if all == again {
-            for p in &procs {
+            let lived_through = procs
+                .iter()
+                .filter(|p| before.binary_search(p).is_ok() && after.binary_search(p).is_ok());
+            for p in lived_through {
                 assert!(
                     all.binary_search(p).is_ok(),
                     "process {p} not among all tasks"
                 );
             }
+            assert!(
+                procs.binary_search(&Pid::this_process()).is_ok(),
+                "our own process not listed"
+            );
             stable = true;
             break;
         }
@@ -511,18 +525,7 @@ fn proc_mounted_elsewhere() {
     let d = dir.clone();
     let host_sees_it = dir.clone();
     let r = in_private_mount_ns(move || {
-        let c = std::ffi::CString::new(d.to_str().unwrap()).unwrap();
-        // SAFETY: mount(2) of a fresh procfs on a directory we created.
-        let rc = unsafe {
-            libc::mount(
-                c"proc".as_ptr(),
-                c.as_ptr(),
-                c"proc".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "mount procfs: {}", std::io::Error::last_os_error());
+        mount_procfs(&d, "");
         let mut alt = Pidmap::builder()
             .backend(Backend::Procfs)
             .proc_root(&d)
@@ -608,4 +611,35 @@ fn process_cursor_skips_exactly_the_ids_below_start() {
             },
         );
     }
+}
+
+/// The environment is opt-in: `Pidmap::new()` ignores `PIDMAP_BACKEND`
+/// (even a bad value), `Backend::from_env` and `backend_from_env` read it.
+/// In a forked child: the environment is process-wide.
+#[test]
+fn the_backend_variable_is_read_only_when_asked() {
+    let code = in_child(|| {
+        std::env::set_var(pidmap::BACKEND_ENV, "bogus");
+        if Pidmap::new().is_err() {
+            return 10;
+        }
+        if Backend::from_env().is_ok() || Pidmap::builder().backend_from_env().is_ok() {
+            return 11;
+        }
+        std::env::set_var(pidmap::BACKEND_ENV, "procfs");
+        let built = Pidmap::builder().backend_from_env().and_then(|b| b.build());
+        match built {
+            Ok(pm) if pm.active() == pidmap::ActiveBackend::Procfs => {}
+            _ => return 12,
+        }
+        if Pidmap::new().map(|pm| pm.detection().requested).ok() != Some(Backend::Auto) {
+            return 13;
+        }
+        0
+    });
+    assert_eq!(
+        code, 0,
+        "child exit code (10 new() read the variable, 11 a bad value passed, \
+         12 from_env ignored procfs, 13 new() is not Auto)"
+    );
 }

@@ -1,6 +1,7 @@
 //! Task records ([`TaskInfo`]) from both backends against an independent
-//! reading of `/proc/TGID/task/TID/stat` and `status`, parsed here by
-//! code of its own (not the crate's `Stat`). The syscall backend's tests
+//! reading of what `ps` reads — `/proc/PID/stat` and `status` for a
+//! process listing, `/proc/TGID/task/TID/stat` and `status` for a task
+//! listing — parsed here by code of its own (not the crate's `Stat`). The syscall backend's tests
 //! skip on a kernel without pidmap(2), unless `PIDMAP_REQUIRE_SYSCALL=1`
 //! (the QEMU guest), where a kernel without `PIDMAP_INFO` fails them too.
 
@@ -23,18 +24,26 @@ struct Reference {
     flags: u32,
     utime: u64,
     stime: u64,
-    nice: i32,
+    /// `None` under any policy but SCHED_OTHER and SCHED_BATCH (ps shows
+    /// `-`).
+    nice: Option<i32>,
     num_threads: u32,
     start: u64,
+    /// VmRSS in pages (0 without a VmRSS line).
     rss: u64,
     ruid: u32,
     euid: u32,
 }
 
 impl Reference {
-    /// `None` once the task is gone.
-    fn read(tgid: i32, tid: i32) -> Option<Reference> {
-        let dir = format!("/proc/{tgid}/task/{tid}");
+    /// `None` once the task is gone. `process`: the process's own files
+    /// (group totals), else the thread's.
+    fn read(process: bool, tgid: i32, tid: i32) -> Option<Reference> {
+        let dir = if process {
+            format!("/proc/{tid}")
+        } else {
+            format!("/proc/{tgid}/task/{tid}")
+        };
         let stat = std::fs::read(format!("{dir}/stat")).ok()?;
         let status = String::from_utf8(std::fs::read(format!("{dir}/status")).ok()?).ok()?;
         let open = stat.iter().position(|&b| b == b'(')?;
@@ -58,10 +67,18 @@ impl Reference {
             flags: field(9).parse().ok()?,
             utime: field(14).parse().ok()?,
             stime: field(15).parse().ok()?,
-            nice: field(19).parse().ok()?,
+            // Field 41, the policy: ps shows a nice value only under
+            // SCHED_OTHER (0) and SCHED_BATCH (3).
+            nice: match field(41) {
+                "0" | "3" => Some(field(19).parse().ok()?),
+                _ => None,
+            },
             num_threads: field(20).parse().ok()?,
             start: field(22).parse().ok()?,
-            rss: field(24).parse().ok()?,
+            rss: match line("VmRSS:").first() {
+                Some(kib) => kib.parse::<u64>().ok()? / page_kib(),
+                None => 0,
+            },
             ruid: line("Uid:")[0].parse().ok()?,
             euid: line("Uid:")[1].parse().ok()?,
         })
@@ -80,6 +97,13 @@ impl Reference {
             && self.ruid == after.ruid
             && self.euid == after.euid
     }
+}
+
+/// The page size in KiB, asked of libc.
+fn page_kib() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(page).expect("a positive page size") / 1024
 }
 
 /// Clock ticks per second, asked of libc.
@@ -114,15 +138,23 @@ fn matches(info: &TaskInfo, before: &Reference, after: &Reference) -> Result<(),
         s(&info.tgid.map(Pid::as_raw)),
         s(&Some(before.tgid)),
     )?;
-    want("ppid", s(&info.ppid), s(&Some(before.ppid)))?;
-    want("state", s(&info.state), s(&Some(before.state)))?;
+    want(
+        "ppid",
+        s(&info.ppid.map(Pid::as_raw)),
+        s(&Some(before.ppid)),
+    )?;
+    want(
+        "state",
+        s(&info.state.map(u8::from)),
+        s(&Some(before.state)),
+    )?;
     want(
         "comm",
         s(&info.comm.map(|c| c.as_bytes().to_vec())),
         s(&Some(before.comm.clone())),
     )?;
     want("flags", s(&info.flags), s(&Some(before.flags)))?;
-    want("nice", s(&info.nice), s(&Some(before.nice)))?;
+    want("nice", s(&info.nice), s(&before.nice))?;
     want(
         "num_threads",
         s(&info.num_threads),
@@ -158,18 +190,20 @@ fn matches(info: &TaskInfo, before: &Reference, after: &Reference) -> Result<(),
 /// The records of `q` for the tasks `tids` (of group `tgid`), read between
 /// two /proc readings, must match them; retried while /proc moves.
 fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], what: &str) {
+    use pidmap::Listing;
+    let process = matches!(q.listing(), Listing::Processes | Listing::Children);
     let mut last = String::new();
     for _ in 0..100 {
         let before: Vec<_> = tids
             .iter()
-            .map(|t| Reference::read(tgid.as_raw(), t.as_raw()).expect("a live task"))
+            .map(|t| Reference::read(process, tgid.as_raw(), t.as_raw()).expect("a live task"))
             .collect();
         let mut infos = Vec::new();
         pm.fill_info(q, InfoFields::ALL, &mut infos)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let after: Vec<_> = tids
             .iter()
-            .map(|t| Reference::read(tgid.as_raw(), t.as_raw()).expect("a live task"))
+            .map(|t| Reference::read(process, tgid.as_raw(), t.as_raw()).expect("a live task"))
             .collect();
         assert_ascending(&infos.iter().map(|i| i.tid).collect::<Vec<_>>());
         let r = tids
@@ -343,4 +377,288 @@ fn missing_target_is_esrch() {
         let r = pm.fill_info(Query::threads(NO_SUCH_PID), InfoFields::ALL, &mut v);
         assert!(is_esrch(&r), "{name}: {r:?}");
     }
+}
+
+/// A process record holds the group's CPU totals, threads that exited
+/// included (what `/proc/PID/stat` and `ps` show), not the leader
+/// thread's own time.
+#[test]
+fn process_records_hold_the_group_totals() {
+    // Burn CPU in threads that then exit: their time stays in the group's
+    // totals only.
+    let burners: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(|| {
+                let t0 = std::time::Instant::now();
+                let mut x = 0u64;
+                while t0.elapsed() < Duration::from_millis(150) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+                x
+            })
+        })
+        .collect();
+    for b in burners {
+        b.join().unwrap();
+    }
+    let me = Pid::this_process();
+    for (name, mut pm) in backends("process_records_hold_the_group_totals") {
+        let what = format!("{name}: our process");
+        records_match_proc(&mut pm, Query::processes(), me, &[me], &what);
+        let mut infos = Vec::new();
+        pm.fill_info(Query::processes(), InfoFields::CPU_TIME, &mut infos)
+            .unwrap();
+        let ours = infos.iter().find(|i| i.tid == me).expect("our record");
+        let leader = Reference::read(false, me.as_raw(), me.as_raw()).unwrap();
+        let own = leader.utime + leader.stime;
+        let total = in_ticks(ours.cpu_time().unwrap());
+        // The burners ran 2 x 150 ms: well above the leader's own time.
+        assert!(
+            total >= own + hz() / 10,
+            "{name}: process cpu {total} ticks, leader thread's own {own}"
+        );
+    }
+}
+
+/// Under a real-time policy the nice value means nothing: `None`, where
+/// `ps` shows `-`.
+#[test]
+fn real_time_tasks_have_no_nice_value() {
+    let fam = Family::spawn(1);
+    let g = fam.grandchildren[0];
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: setting the policy of our own grandchild.
+    if unsafe { libc::sched_setscheduler(g.as_raw(), libc::SCHED_FIFO, &param) } != 0 {
+        let e = std::io::Error::last_os_error();
+        assert!(!is_root(), "root must be able to set SCHED_FIFO: {e}");
+        note(&format!("skipping real_time_tasks_have_no_nice_value: {e}"));
+        return;
+    }
+    each_listing_with_nice(fam.child, |q, infos| {
+        let rec = infos.iter().find(|i| i.tid == g).expect("the grandchild");
+        assert_eq!(rec.nice, None, "{q:?}: {rec:?}");
+        assert!(rec.state.is_some(), "{q:?}: {rec:?}");
+        // An ordinary task keeps its nice value.
+        let child = infos.iter().find(|i| i.tid == fam.child);
+        if let Some(c) = child {
+            assert!(c.nice.is_some(), "{q:?}: {c:?}");
+        }
+    });
+}
+
+/// The nice and state records of every listing that holds `child`'s
+/// family (processes, all tasks, `child`'s children), each given to
+/// `check` with its query.
+fn each_listing_with_nice(child: Pid, mut check: impl FnMut(Query<'_>, &[TaskInfo])) {
+    let mut pm = procfs_backend();
+    for q in [
+        Query::processes(),
+        Query::all_tasks(),
+        Query::children(child),
+    ] {
+        let mut infos = Vec::new();
+        pm.fill_info(q, InfoFields::NICE | InfoFields::STATE, &mut infos)
+            .unwrap();
+        check(q, &infos);
+    }
+}
+
+/// `ps` shows a nice value under SCHED_BATCH as under SCHED_OTHER, and `-`
+/// under SCHED_IDLE: the records follow it (neither needs privilege).
+#[test]
+fn idle_tasks_have_no_nice_value_batch_tasks_do() {
+    let fam = Family::spawn(2);
+    let (idle, batch) = (fam.grandchildren[0], fam.grandchildren[1]);
+    let param = libc::sched_param { sched_priority: 0 };
+    for (pid, policy) in [(idle, libc::SCHED_IDLE), (batch, libc::SCHED_BATCH)] {
+        // SAFETY: setting the policy of our own grandchild.
+        let rc = unsafe { libc::sched_setscheduler(pid.as_raw(), policy, &param) };
+        assert_eq!(
+            rc,
+            0,
+            "policy {policy}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    each_listing_with_nice(fam.child, |q, infos| {
+        let find = |tid| infos.iter().find(|i| i.tid == tid).expect("a grandchild");
+        assert_eq!(find(idle).nice, None, "{q:?}: {:?}", find(idle));
+        // Inherited from us: not 0 under `nice -n 10`.
+        assert!(find(batch).nice.is_some(), "{q:?}: {:?}", find(batch));
+    });
+}
+
+/// Kernel threads' names longer than 15 bytes are kept whole, as `stat`
+/// (and `ps`) show them.
+#[test]
+fn long_kernel_thread_names_are_whole() {
+    let mut long = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (
+            stat.iter().position(|&b| b == b'('),
+            stat.iter().rposition(|&b| b == b')'),
+        ) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_vec();
+        // Workqueue workers (`kworker/0:1-events`) rename themselves with
+        // each piece of work, back and forth: only other kernel threads'
+        // names stay put long enough to compare.
+        if name.len() > 15 && !name.starts_with(b"kworker/") {
+            long.push((Pid::from_raw(pid), name));
+        }
+    }
+    if long.is_empty() {
+        note("skipping long_kernel_thread_names_are_whole: no name above 15 bytes here");
+        return;
+    }
+    let mut pm = procfs_backend();
+    let mut infos = Vec::new();
+    pm.fill_info(Query::processes(), InfoFields::COMM, &mut infos)
+        .unwrap();
+    let mut checked = 0;
+    for (pid, name) in &long {
+        // A thread may still rename itself: compare only with a reading
+        // that did not move.
+        let Some(rec) = infos.iter().find(|i| i.tid == *pid) else {
+            continue;
+        };
+        let got = rec.comm.unwrap();
+        if got.as_bytes() != name.as_slice() {
+            let again = std::fs::read(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if !again.windows(name.len()).any(|w| w == name.as_slice()) {
+                continue;
+            }
+        }
+        assert_eq!(
+            String::from_utf8_lossy(got.as_bytes()),
+            String::from_utf8_lossy(name),
+            "pid {pid}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no long-named task stayed put: {long:?}");
+}
+
+/// A thread's CPU time as `/proc/self/task/TID/stat` shows it, in ticks,
+/// read here independently of the crate.
+fn own_thread_ticks(tid: Pid) -> u64 {
+    let r = Reference::read(false, Pid::this_process().as_raw(), tid.as_raw()).unwrap();
+    r.utime + r.stime
+}
+
+/// `CpuSample`'s use of a busy thread between two refreshes lies between
+/// what /proc showed just inside and just outside the two refreshes.
+#[test]
+fn cpu_use_between_refreshes_is_bracketed_by_proc() {
+    use pidmap::CpuSample;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    let burner = std::thread::spawn(move || {
+        tx.send(Pid::this_thread()).unwrap();
+        let mut x = 0u64;
+        while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        x
+    });
+    let tid = rx.recv().unwrap();
+    let mut pm = procfs_backend();
+    let fields = InfoFields::TGID | InfoFields::CPU_TIME | InfoFields::START_TIME;
+    let mut recs = Vec::new();
+    let outer_before = own_thread_ticks(tid);
+    pm.fill_info(Query::threads(Target::Caller), fields, &mut recs)
+        .unwrap();
+    let a = CpuSample::now(&recs);
+    let inner_before = own_thread_ticks(tid);
+    std::thread::sleep(Duration::from_millis(300));
+    let inner_after = own_thread_ticks(tid);
+    pm.fill_info(Query::threads(Target::Caller), fields, &mut recs)
+        .unwrap();
+    let b = CpuSample::now(&recs);
+    let outer_after = own_thread_ticks(tid);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    burner.join().unwrap();
+    let used = b.tasks_since(&a);
+    let t = used.iter().find(|t| t.key.tid == tid).expect("the burner");
+    let ticks = in_ticks(t.used);
+    assert!(
+        (inner_after - inner_before..=outer_after - outer_before).contains(&ticks),
+        "used {ticks} ticks, /proc says {}..={}",
+        inner_after - inner_before,
+        outer_after - outer_before
+    );
+    let wall = b.taken_at() - a.taken_at();
+    let pct = t.percent.expect("a known use");
+    let want = t.used.as_secs_f64() / wall.as_secs_f64() * 100.0;
+    assert!((pct - want).abs() < 1e-9, "{pct} vs {want}");
+    // Some use whenever /proc saw some. No ceiling of one CPU: CPU time
+    // is counted in ticks, which a guest under emulation can receive in
+    // bursts, so a tick-counted share of a short interval may pass 100 %;
+    // the bracket above is the independent bound.
+    assert!(
+        pct > 0.0 || inner_after == inner_before,
+        "{pct} % while /proc saw {} ticks",
+        inner_after - inner_before
+    );
+    let per = b.processes_since(&a);
+    assert!(per[&Pid::this_process()] >= pct);
+}
+
+/// Our VmRSS in pages, read here from /proc/self/status.
+fn own_vm_rss_pages() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("a VmRSS line");
+    kib / page_kib()
+}
+
+/// In task mode without the uids, a thread group's `status` is read once
+/// and its VmRSS given to each of its threads: every thread of ours shows
+/// the process's VmRSS, as /proc shows it around the read.
+#[test]
+fn threads_share_their_groups_exact_rss() {
+    let parked = ParkedThreads::spawn(4);
+    let me = Pid::this_process();
+    let mut pm = procfs_backend();
+    let mut recs = Vec::new();
+    let mut last = String::new();
+    for _ in 0..100 {
+        let before = own_vm_rss_pages();
+        pm.fill_info(
+            Query::all_tasks(),
+            InfoFields::TGID | InfoFields::RSS,
+            &mut recs,
+        )
+        .unwrap();
+        let after = own_vm_rss_pages();
+        let ours: Vec<(Pid, Option<u64>)> = recs
+            .iter()
+            .filter(|r| r.tgid == Some(me))
+            .map(|r| (r.tid, r.rss_pages))
+            .collect();
+        assert!(parked
+            .tids
+            .iter()
+            .all(|t| ours.iter().any(|(tid, _)| tid == t)));
+        let (lo, hi) = (before.min(after), before.max(after));
+        if ours
+            .iter()
+            .all(|(_, rss)| rss.is_some_and(|r| (lo..=hi).contains(&r)))
+        {
+            return;
+        }
+        last = format!("{ours:?} outside {lo}..={hi}");
+    }
+    panic!("thread RSS never matched VmRSS: {last}");
 }

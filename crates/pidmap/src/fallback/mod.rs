@@ -4,8 +4,10 @@
 //! allocation per entry.
 
 mod dirent;
+mod kept;
 mod path;
 mod records;
+mod task_files;
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -20,6 +22,7 @@ use crate::stat::{status_tgid, Stat};
 use crate::target::{Target, TargetId};
 use crate::RawId;
 use dirent::{parse_fd, parse_id, read_ids, DIRENT_BUF_SIZE};
+use kept::{FileKey, KeptFiles, TaskFile};
 use path::{Base, ProcPath};
 
 /// `FIRST_PROCESS_ENTRY` (fs/proc/base.c): directory offsets of the proc
@@ -59,7 +62,13 @@ pub(crate) struct Fallback {
     text: Vec<u8>,
     children_files: Option<bool>,
     root_dir: Option<OwnedFd>,
+    /// The `task` directories a full refresh of the records keeps open
+    /// for the next.
+    kept_task_dirs: KeptFiles,
     records: records::Buffers,
+    /// Whether full refreshes keep their files open for the next
+    /// ([`kept`]); off unless the handle's builder asked for it.
+    keep_files: bool,
 }
 
 /// A target resolved to a directory below the proc root.
@@ -75,14 +84,23 @@ struct Resolved<'a> {
 }
 
 impl Fallback {
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
+        Fallback::keeping_files(false)
+    }
+
+    /// A reader whose full refreshes keep their files open for the next
+    /// when `keep_files` is true ([`kept`]).
+    pub(crate) fn keeping_files(keep_files: bool) -> Self {
         Fallback {
             dirents: vec![MaybeUninit::uninit(); DIRENT_BUF_SIZE].into_boxed_slice(),
             scratch: Vec::new(),
             text: Vec::new(),
             children_files: None,
             root_dir: None,
+            kept_task_dirs: KeptFiles::default(),
             records: records::Buffers::default(),
+            keep_files,
         }
     }
 
@@ -122,12 +140,12 @@ impl Fallback {
                     out.push(T::listed(id, id));
                 })?;
                 if skip_k {
-                    out.retain(|id| !is_kthread(root, Base::Pid(id.listed_id())));
+                    retain_non_kthreads(root, out)?;
                 }
                 order.finish(out);
                 Ok(())
             }
-            Listing::AllTasks => self.all_tasks(root, skip_k, start, out),
+            Listing::AllTasks => self.all_tasks(root, skip_k, start, out, false),
             Listing::Threads => {
                 let r = resolve(root, q.target(), false)?;
                 let res = self.threads(r, skip_k, start, out);
@@ -135,10 +153,11 @@ impl Fallback {
             }
             Listing::Children => {
                 let r = resolve(root, q.target(), false)?;
-                let res = self.children(r, start, out).map(|()| {
+                let res = self.children(r, start, out).and_then(|()| {
                     if skip_k {
-                        out.retain(|id| !is_kthread(root, Base::Pid(id.listed_id())));
+                        retain_non_kthreads(root, out)?;
                     }
+                    Ok(())
                 });
                 recheck(r, res)
             }
@@ -163,33 +182,133 @@ impl Fallback {
         r.map_err(|e| Error::io(context(), e))
     }
 
+    /// Every task `>= start`; `keep_dirs`: a full refresh of the records,
+    /// which keeps the `task` directories open for the next (see
+    /// [`kept`]).
     fn all_tasks<T: Listed>(
         &mut self,
         root: &ProcRoot,
         skip_k: bool,
         start: i32,
         out: &mut Vec<T>,
+        keep_dirs: bool,
     ) -> Result<()> {
         // Processes below `start` may still own threads >= start.
         let pids = self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)))?;
         let mut order = Order::new();
-        for &pid in &pids {
-            if skip_k && is_kthread(root, Base::Pid(pid)) {
-                continue;
-            }
-            let path = ProcPath::new(Base::Pid(pid), None, b"/task");
-            let Ok(dir) = root.openat(path.as_cstr(), OFlags::DIRECTORY) else {
-                continue; // exited meanwhile, or hidden (hidepid=noaccess)
-            };
-            // A process exiting mid-read may give ENOENT/ESRCH: skip it.
-            let _ = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
-                order.see(id);
-                out.push(T::listed(id, pid));
-            });
-        }
+        let mut kept = std::mem::take(&mut self.kept_task_dirs);
+        kept.begin(keep_dirs);
+        let res = self.tasks_of(root, &pids, skip_k, start, &mut order, out, &mut kept);
+        kept.finish(keep_dirs);
+        self.kept_task_dirs = kept;
         self.scratch = pids;
+        if res.is_err() {
+            out.clear();
+            return res;
+        }
         order.finish(out);
         Ok(())
+    }
+
+    /// The tasks `>= start` of each of `pids`, appended to `out`. A
+    /// process that exits meanwhile (`ENOENT`/`ESRCH`) is skipped, as is
+    /// one whose `task` directory the view denies (`EPERM` from a
+    /// `hidepid=noaccess` procfs: the ABI's `PIDMAP_ALL_TASKS` is the
+    /// union of the `*/task` directories the view lets the caller read).
+    /// Any other error (`EMFILE`, `EACCES`, `ENOMEM`, ...) is returned.
+    /// A directory `kept` from the last refresh is rewound and read
+    /// again while its process lives.
+    #[allow(clippy::too_many_arguments)]
+    fn tasks_of<T: Listed>(
+        &mut self,
+        root: &ProcRoot,
+        pids: &[i32],
+        skip_k: bool,
+        start: i32,
+        order: &mut Order,
+        out: &mut Vec<T>,
+        kept: &mut KeptFiles,
+    ) -> Result<()> {
+        let context = |pid: i32| format!("listing the tasks of process {pid}");
+        for &pid in pids {
+            if skip_k {
+                match is_kthread(root, Base::Pid(pid))? {
+                    Some(false) => {}
+                    Some(true) | None => continue,
+                }
+            }
+            let key = FileKey {
+                tid: pid,
+                file: TaskFile::TaskDir,
+            };
+            let mut push = |id| {
+                order.see(id);
+                out.push(T::listed(id, pid));
+            };
+            if let Some(dir) = kept.take(key) {
+                let mut read_any = false;
+                let r = rustix::fs::seek(&dir, SeekFrom::Start(0))
+                    .map_err(io::Error::from)
+                    .and_then(|_| {
+                        read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
+                            read_any = true;
+                            push(id);
+                        })
+                    });
+                match r {
+                    Ok(()) => {
+                        kept.keep_again(key, dir);
+                        continue;
+                    }
+                    // Exited while its directory was read: what was read
+                    // stays, as a snapshot.
+                    Err(e) if is_gone_errno(&e) && read_any => continue,
+                    // The process it was opened for is gone; the number
+                    // may be another's now: open the path again.
+                    Err(e) if is_gone_errno(&e) => drop(dir),
+                    Err(e) => return Err(Error::io(context(pid), e)),
+                }
+            }
+            let path = ProcPath::new(Base::Pid(pid), None, b"/task");
+            let open = || root.openat(path.as_cstr(), OFlags::DIRECTORY);
+            let opened = match open() {
+                Err(e) if is_fd_table_full(&e) && self.release_kept_files(kept) => open(),
+                res => res,
+            };
+            let dir = match opened {
+                Ok(dir) => dir,
+                Err(e) if is_gone_errno(&e) || e.raw_os_error() == Some(libc::EPERM) => continue,
+                Err(e) => return Err(Error::io(context(pid), e)),
+            };
+            let r = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, push);
+            match r {
+                Ok(()) => kept.keep(key, dir),
+                // Exited while its directory was read: what was read
+                // stays, as a snapshot.
+                Err(e) if is_gone_errno(&e) => {}
+                Err(e) => return Err(Error::io(context(pid), e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The fd table is full: close every file the handle keeps (`dirs`,
+    /// taken out of `self` meanwhile, and the records'); whether there was
+    /// any.
+    fn release_kept_files(&mut self, dirs: &mut KeptFiles) -> bool {
+        let released = [dirs.release_all(), self.records.release_kept_files()];
+        released.contains(&true)
+    }
+
+    /// The ids of every task for a full refresh of the records, keeping
+    /// the `task` directories open for the next one.
+    pub(crate) fn all_tasks_keeping_dirs<T: Listed>(
+        &mut self,
+        root: &ProcRoot,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        out.clear();
+        self.all_tasks(root, false, 0, out, true)
     }
 
     fn threads<T: Listed>(
@@ -200,11 +319,16 @@ impl Fallback {
         out: &mut Vec<T>,
     ) -> Result<()> {
         let dir = open_dir(r, b"/task", "threads")?;
-        if skip_k && is_kthread(r.root, r.base) {
-            return Ok(());
+        if skip_k {
+            match is_kthread(r.root, r.base)? {
+                Some(false) => {}
+                Some(true) => return Ok(()),
+                None => return Err(Error::NoSuchProcess { target: r.id }),
+            }
         }
         let tgid = if T::NEEDS_TGID {
             read_small(r.root, &ProcPath::new(r.base, None, b"/status"))
+                .map_err(|e| io_error(e, "threads", r.id))?
                 .and_then(|(buf, n)| status_tgid(&buf[..n]))
                 .ok_or(Error::NoSuchProcess { target: r.id })?
                 .as_raw()
@@ -220,7 +344,7 @@ impl Fallback {
         self.read_ids_ascending(dir.as_fd(), parse_fd, start, 0, out)
             .map_err(|e| io_error(e, "fds", r.id))?;
         // A zombie's fd directory is empty; the syscall says ESRCH for it.
-        if out.is_empty() && is_gone(r.root, r.base) {
+        if out.is_empty() && is_gone(r.root, r.base)? {
             return Err(Error::NoSuchProcess { target: r.id });
         }
         Ok(())
@@ -248,11 +372,22 @@ impl Fallback {
 
     /// Whether this procfs has `/proc/PID/task/TID/children`
     /// (`CONFIG_PROC_CHILDREN`), checked once through `thread-self`.
-    fn has_children_files(&mut self, root: &ProcRoot) -> bool {
-        *self.children_files.get_or_insert_with(|| {
-            root.openat(c"thread-self/children", OFlags::empty())
-                .is_ok()
-        })
+    /// An error other than `ENOENT` (`EMFILE`, ...) is returned, and the
+    /// answer is not cached.
+    fn has_children_files(&mut self, root: &ProcRoot) -> Result<bool> {
+        if let Some(known) = self.children_files {
+            return Ok(known);
+        }
+        let known = match root.openat(c"thread-self/children", OFlags::empty()) {
+            Ok(_) => true,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => false,
+            Err(e) => {
+                let context = "checking for /proc/thread-self/children";
+                return Err(Error::io(context, e));
+            }
+        };
+        self.children_files = Some(known);
+        Ok(known)
     }
 
     /// Children of the target's thread group, whichever of its threads
@@ -260,7 +395,7 @@ impl Fallback {
     fn children<T: Listed>(&mut self, r: Resolved<'_>, start: i32, out: &mut Vec<T>) -> Result<()> {
         let root = r.root;
         let tasks = open_dir(r, b"/task", "children")?;
-        if self.has_children_files(root) {
+        if self.has_children_files(root)? {
             let tids = self.take_scratch_ids(|fb, ids| {
                 read_ids(&mut fb.dirents, tasks.as_fd(), 1, parse_id, |id| {
                     ids.push(id)
@@ -268,24 +403,13 @@ impl Fallback {
                 .map_err(|e| io_error(e, "children", r.id))
             })?;
             let mut text = std::mem::take(&mut self.text);
-            for &tid in &tids {
-                let path = ProcPath::new(r.base, Some(tid), b"/children");
-                // A thread that exited meanwhile has no children left.
-                let Ok(fd) = root.openat(path.as_cstr(), OFlags::empty()) else {
-                    continue;
-                };
-                text.clear();
-                if read_all(fd.as_fd(), &mut text).is_ok() {
-                    for tok in text.split(|&b| b == b' ' || b == b'\n') {
-                        match parse_id(tok) {
-                            Some(id) if id >= start => out.push(T::listed(id, id)),
-                            _ => {}
-                        }
-                    }
-                }
-            }
+            let res = children_files(r, &tids, start, &mut text, out);
             self.text = text;
             self.scratch = tids;
+            if res.is_err() {
+                out.clear();
+                return res;
+            }
             Order::unsorted().finish(out);
             return Ok(());
         }
@@ -293,20 +417,30 @@ impl Fallback {
         // parent's thread group.
         drop(tasks);
         let Some(tgid) = read_small(root, &ProcPath::new(r.base, None, b"/status"))
+            .map_err(|e| io_error(e, "children", r.id))?
             .and_then(|(buf, n)| status_tgid(&buf[..n]))
         else {
             return Err(Error::NoSuchProcess { target: r.id });
         };
         let pids =
             self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, start, |id| ids.push(id)))?;
-        for &p in &pids {
-            if let Some((buf, n)) = read_small(root, &ProcPath::new(Base::Pid(p), None, b"/stat")) {
+        let res = pids.iter().try_for_each(|&p| {
+            let path = ProcPath::new(Base::Pid(p), None, b"/stat");
+            // A process that exited meanwhile is nobody's child any more.
+            let read = read_small(root, &path)
+                .map_err(|e| Error::io(format!("reading the stat of process {p}"), e))?;
+            if let Some((buf, n)) = read {
                 if Stat::parse(&buf[..n]).is_some_and(|s| s.ppid == tgid.as_raw()) {
                     out.push(T::listed(p, p));
                 }
             }
-        }
+            Ok(())
+        });
         self.scratch = pids;
+        if res.is_err() {
+            out.clear();
+            return res;
+        }
         Order::unsorted().finish(out);
         Ok(())
     }
@@ -334,6 +468,67 @@ impl Fallback {
     pub(crate) fn force_ppid_scan(&mut self) {
         self.children_files = Some(false);
     }
+}
+
+/// The ids `>= start` in the `children` files of the threads `tids` of
+/// `r`, appended to `out` unsorted. A thread that exited meanwhile has no
+/// children left (`ENOENT`/`ESRCH` are skipped); any other error is
+/// returned.
+fn children_files<T: Listed>(
+    r: Resolved<'_>,
+    tids: &[i32],
+    start: i32,
+    text: &mut Vec<u8>,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    for &tid in tids {
+        let path = ProcPath::new(r.base, Some(tid), b"/children");
+        let fd = match r.root.openat(path.as_cstr(), OFlags::empty()) {
+            Ok(fd) => fd,
+            Err(e) if is_gone_errno(&e) => continue,
+            Err(e) => return Err(io_error(e, "children", r.id)),
+        };
+        text.clear();
+        match read_all(fd.as_fd(), text) {
+            Ok(()) => {}
+            Err(e) if is_gone_errno(&e) => continue,
+            Err(e) => return Err(io_error(e, "children", r.id)),
+        }
+        for tok in text.split(|&b| b == b' ' || b == b'\n') {
+            match parse_id(tok) {
+                Some(id) if id >= start => out.push(T::listed(id, id)),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keep the ids of `out` (processes) that are not kernel threads; drop
+/// those that exited meanwhile. An unreadable `stat` (`EACCES`, `EPERM`,
+/// `EMFILE`, ...) is an error: the filter cannot tell.
+fn retain_non_kthreads<T: Listed>(root: &ProcRoot, out: &mut Vec<T>) -> Result<()> {
+    let mut keep = 0;
+    for i in 0..out.len() {
+        let id = out[i];
+        if is_kthread(root, Base::Pid(id.listed_id()))? == Some(false) {
+            out[keep] = id;
+            keep += 1;
+        }
+    }
+    out.truncate(keep);
+    Ok(())
+}
+
+/// `EMFILE`/`ENFILE`: no fd left, for the process or the system.
+fn is_fd_table_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// `ENOENT`/`ESRCH`: the task is gone (the only errors a listing may
+/// skip).
+fn is_gone_errno(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
 }
 
 /// Resolve a target to its directory: the caller through `self` (threads,
@@ -368,7 +563,9 @@ fn resolve<'a>(root: &'a ProcRoot, target: Target<'_>, fds: bool) -> Result<Reso
 /// line of its fdinfo: `EBADF` if the fd is not open, `EINVAL` if it is not
 /// a pidfd, `ESRCH` once the process has exited (`Pid: -1`).
 fn pidfd_pid(root: &ProcRoot, fd: i32, id: TargetId) -> Result<i32> {
-    let Some((buf, n)) = read_small(root, &ProcPath::fdinfo(fd)) else {
+    let read = read_small(root, &ProcPath::fdinfo(fd))
+        .map_err(|e| Error::io(format!("reading the fdinfo of pidfd {fd}"), e))?;
+    let Some((buf, n)) = read else {
         return Err(Error::io(
             format!("reading the fdinfo of pidfd {fd}"),
             io::Error::from_raw_os_error(libc::EBADF),
@@ -415,28 +612,50 @@ fn io_error(e: io::Error, what: &'static str, target: TargetId) -> Error {
     }
 }
 
-/// Whether the task is a kernel thread (`PF_KTHREAD`); a vanished one is
-/// not (the listing was a snapshot anyway).
-fn is_kthread(root: &ProcRoot, base: Base) -> bool {
-    read_small(root, &ProcPath::new(base, None, b"/stat"))
-        .is_some_and(|(buf, n)| Stat::parse(&buf[..n]).is_some_and(|s| s.is_kernel_thread()))
-}
-
-/// A task that is gone, or a zombie (no fd table any more).
-fn is_gone(root: &ProcRoot, base: Base) -> bool {
-    match read_small(root, &ProcPath::new(base, None, b"/stat")) {
-        None => true,
-        Some((buf, n)) => Stat::parse(&buf[..n]).map_or(true, |s| s.is_zombie()),
+/// Whether the task is a kernel thread (`PF_KTHREAD`), from its `stat`
+/// flags: `None` if it is gone. A `stat` that cannot be read for any
+/// other reason, or does not parse, is an error: the answer is unknown.
+fn is_kthread(root: &ProcRoot, base: Base) -> Result<Option<bool>> {
+    let path = ProcPath::new(base, None, b"/stat");
+    let context = || format!("reading {}", path.as_cstr().to_string_lossy());
+    let Some((buf, n)) = read_small(root, &path).map_err(|e| Error::io(context(), e))? else {
+        return Ok(None);
+    };
+    match Stat::parse(&buf[..n]) {
+        Some(s) => Ok(Some(s.is_kernel_thread())),
+        None => Err(Error::io(
+            context(),
+            io::Error::new(io::ErrorKind::InvalidData, "not a stat line"),
+        )),
     }
 }
 
+/// A task that is gone, or a zombie (no fd table any more).
+fn is_gone(root: &ProcRoot, base: Base) -> Result<bool> {
+    let path = ProcPath::new(base, None, b"/stat");
+    let read = read_small(root, &path)
+        .map_err(|e| Error::io(format!("reading {}", path.as_cstr().to_string_lossy()), e))?;
+    Ok(match read {
+        None => true,
+        Some((buf, n)) => Stat::parse(&buf[..n]).map_or(true, |s| s.is_zombie()),
+    })
+}
+
 /// The first 1 KiB of a small /proc file (`stat`, `status` up to `Tgid:`,
-/// `fdinfo`), or `None` if it cannot be read.
-fn read_small(root: &ProcRoot, path: &ProcPath) -> Option<([u8; 1024], usize)> {
-    let fd = root.openat(path.as_cstr(), OFlags::empty()).ok()?;
+/// `fdinfo`); `Ok(None)` if the task is gone (`ENOENT`/`ESRCH`), the
+/// error for anything else.
+fn read_small(root: &ProcRoot, path: &ProcPath) -> io::Result<Option<([u8; 1024], usize)>> {
+    let fd = match root.openat(path.as_cstr(), OFlags::empty()) {
+        Ok(fd) => fd,
+        Err(e) if is_gone_errno(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let mut buf = [0u8; 1024];
-    let n = read_retrying(fd.as_fd(), &mut buf).ok()?;
-    Some((buf, n))
+    match read_retrying(fd.as_fd(), &mut buf) {
+        Ok(n) => Ok(Some((buf, n))),
+        Err(e) if is_gone_errno(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 fn read_retrying(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {

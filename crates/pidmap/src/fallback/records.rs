@@ -1,22 +1,27 @@
 //! Task records from /proc: the listing's ids with their thread groups,
-//! then `/proc/TGID/task/TID/stat` per task (and its `status`, only when the
-//! uids are asked for), each read once into a reused buffer and parsed in
-//! place.
+//! then per task the `stat` that `ps` reads — `/proc/PID/stat` for a
+//! process listing (the group's CPU totals), `/proc/TGID/task/TID/stat`
+//! for a task listing — then, for the exact RSS `ps` shows, its `statm`
+//! (the resident field, the same exact sum as `status`'s `VmRSS`, from a
+//! far smaller file), or its `status` when the uids are asked for (both
+//! from that one file). Each file is read once into a reused buffer (a
+//! full refresh through the files the last one kept open, see
+//! [`super::kept`]) and parsed in place.
 
+use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsFd;
 use std::time::Duration;
 
-use rustix::fs::OFlags;
-
+use super::kept::{KeptFiles, TaskFile};
 use super::path::{Base, ProcPath};
-use super::{read_retrying, Fallback, Listed};
+use super::task_files::{Read, TaskFiles};
+use super::{Fallback, Listed};
 use crate::error::{Error, Result};
-use crate::info::{Comm, InfoFields, TaskInfo};
+use crate::info::{Comm, InfoFields, TaskInfo, TaskState};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
-use crate::query::{Enumeration, Query};
-use crate::stat::{status_uids, Stat, StatCounters};
+use crate::query::{Enumeration, Listing, Query};
+use crate::stat::{status_uids, status_vm_rss_kib, Stat, StatCounters};
 
 /// A listed task and its thread group: where its files are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,49 +40,105 @@ impl Listed for TaskRef {
     }
 }
 
-/// The largest read of `stat` or `status`: a stat line is well below it,
-/// and `status` has its `Uid:` line near the top.
-const FILE_BUF: usize = 4096;
+/// The largest read of `stat`, `statm` or `status`: a stat or statm line
+/// is well below it, and `status` has its `Uid:` and `VmRSS:` lines in its
+/// first 2 KiB unless a task is in thousands of supplementary groups.
+const FILE_BUF: usize = 8192;
 
 /// The buffers the records reuse from call to call.
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
     tasks: Vec<TaskRef>,
     file: Vec<u8>,
+    /// Within one task-mode call without the uids: the resident set
+    /// (pages) of each thread group already read. The threads of a group
+    /// share one mm, so its `statm` is read once per group, not once per
+    /// thread.
+    group_rss: HashMap<i32, u64>,
+    /// The files full refreshes of process rows and of task rows keep
+    /// open for the next.
+    kept_for_processes: KeptFiles,
+    kept_for_tasks: KeptFiles,
 }
 
-/// What reading a task's file gave.
-enum Read {
-    /// `n` bytes in the buffer.
-    Bytes(usize),
-    /// `EACCES`/`EPERM`: the view shows the task but not its files.
-    Denied,
-    /// `ENOENT`/`ESRCH`: it exited since it was listed.
-    Gone,
+impl Buffers {
+    /// Close the files the records keep; whether there was any.
+    pub(super) fn release_kept_files(&mut self) -> bool {
+        let released = [
+            self.kept_for_processes.release_all(),
+            self.kept_for_tasks.release_all(),
+        ];
+        released.contains(&true)
+    }
 }
 
 impl Fallback {
     /// The records of `q`'s tasks `>= start` into `out` (cleared first),
-    /// ascending, with `fields` filled where /proc shows them. A task that
-    /// exits meanwhile has no record, as with the syscall; one whose files
-    /// the view denies has only its tid.
+    /// ascending, at most `max`, with `fields` filled where /proc shows
+    /// them. A task that exits meanwhile has no record, as with the
+    /// syscall; one whose files the view denies has only its tid. Only the
+    /// files of the records returned are read, so reading a listing chunk
+    /// by chunk reads each task's files once.
     pub(crate) fn task_infos(
         &mut self,
         root: &ProcRoot,
         q: Query<'_>,
         fields: InfoFields,
         start: i32,
+        max: usize,
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
         out.clear();
         let mut tasks = std::mem::take(&mut self.records.tasks);
         // Kernel threads are left out below, by the flags read anyway.
-        let listed = self.list(root, Enumeration::Ids(q.with_kthreads()), start, &mut tasks);
+        // Only a refresh of every process or task keeps its files for the
+        // next, and only on a handle built with `keep_files`: a partial one (a process's threads, a chunk) would drop
+        // the others'.
+        let full = self.keep_files
+            && start <= 1
+            && max == usize::MAX
+            && matches!(q.listing(), Listing::Processes | Listing::AllTasks);
+        let mode = match q.listing() {
+            Listing::Processes | Listing::Children => Mode::Process,
+            Listing::AllTasks | Listing::Threads => Mode::Task,
+        };
+        // Begun before the listing, which closes every kept file (and
+        // keeps none for the rest of the refresh) if the fd table is full.
+        match mode {
+            Mode::Process => self.records.kept_for_processes.begin(full),
+            Mode::Task => self.records.kept_for_tasks.begin(full),
+        }
+        let listed = if full && q.listing() == Listing::AllTasks {
+            self.all_tasks_keeping_dirs(root, &mut tasks)
+        } else {
+            self.list(root, Enumeration::Ids(q.with_kthreads()), start, &mut tasks)
+        };
         let mut file = std::mem::take(&mut self.records.file);
         file.resize(FILE_BUF, 0);
+        let mut group_rss = std::mem::take(&mut self.records.group_rss);
+        group_rss.clear();
+        let (kept, other_kept) = match mode {
+            Mode::Process => (
+                &mut self.records.kept_for_processes,
+                &mut self.records.kept_for_tasks,
+            ),
+            Mode::Task => (
+                &mut self.records.kept_for_tasks,
+                &mut self.records.kept_for_processes,
+            ),
+        };
         let res = listed.and_then(|()| {
+            let mut files = TaskFiles {
+                root,
+                kept: &mut *kept,
+                others: [other_kept, &mut self.kept_task_dirs],
+                buf: &mut file,
+            };
             for &task in &tasks {
-                match read_task(root, task, fields, &mut file)? {
+                if out.len() >= max {
+                    break;
+                }
+                match read_task(&mut files, task, mode, fields, &mut group_rss)? {
                     Some((_, true)) if q.ignores_kthreads() => {}
                     Some((info, _)) => out.push(info),
                     None => {}
@@ -85,7 +146,9 @@ impl Fallback {
             }
             Ok(())
         });
+        kept.finish(full);
         self.records.tasks = tasks;
+        self.records.group_rss = group_rss;
         self.records.file = file;
         if res.is_err() {
             out.clear();
@@ -94,23 +157,39 @@ impl Fallback {
     }
 }
 
+/// Which `stat` a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `/proc/PID/stat`: the process, its CPU times the group's totals
+    /// (threads that exited included).
+    Process,
+    /// `/proc/TGID/task/TID/stat`: the thread alone.
+    Task,
+}
+
 /// One task's record and whether it is a kernel thread; `None` if it is
 /// gone. Its flags are always read, to tell kernel threads; they are kept
 /// in the record only when asked for.
 fn read_task(
-    root: &ProcRoot,
+    files: &mut TaskFiles<'_>,
     task: TaskRef,
+    mode: Mode,
     fields: InfoFields,
-    file: &mut [u8],
+    group_rss: &mut HashMap<i32, u64>,
 ) -> Result<Option<(TaskInfo, bool)>> {
-    let mut info = TaskInfo::empty(Pid::from_raw(task.tid));
-    let stat_path = ProcPath::new(Base::Pid(task.tgid), Some(task.tid), b"/stat");
-    let n = match read_once(root, &stat_path, file)? {
+    let tid = task.tid;
+    let mut info = TaskInfo::new(Pid::from_raw(task.tid));
+    let dir = match mode {
+        Mode::Process => (Base::Pid(task.tid), None),
+        Mode::Task => (Base::Pid(task.tgid), Some(task.tid)),
+    };
+    let stat_path = ProcPath::new(dir.0, dir.1, b"/stat");
+    let n = match files.read(tid, TaskFile::Stat, &stat_path)? {
         Read::Bytes(n) => n,
         Read::Denied => return Ok(Some((info, false))),
         Read::Gone => return Ok(None),
     };
-    let stat = Stat::parse(&file[..n]).ok_or_else(|| {
+    let stat = Stat::parse(&files.buf[..n]).ok_or_else(|| {
         Error::io(
             format!("parsing the stat line of task {}", task.tid),
             io::Error::from(io::ErrorKind::InvalidData),
@@ -121,13 +200,13 @@ fn read_task(
         info.tgid = Some(Pid::from_raw(task.tgid));
     }
     if want(InfoFields::PPID) {
-        info.ppid = Some(stat.ppid);
+        info.ppid = Some(Pid::from_raw(stat.ppid));
     }
     if want(InfoFields::STATE) {
-        info.state = Some(stat.state);
+        info.state = Some(TaskState::from_letter(stat.state));
     }
     if want(InfoFields::COMM) {
-        info.comm = Some(Comm::from_bytes(stat.comm));
+        info.comm = Some(Comm::new(stat.comm));
     }
     // Always read, for `without_kthreads`; cleared below unless wanted.
     info.flags = u32::try_from(stat.flags).ok();
@@ -138,14 +217,56 @@ fn read_task(
     if !want(InfoFields::FLAGS) {
         info.flags = None;
     }
-    if want(InfoFields::UIDS) {
-        let status_path = ProcPath::new(Base::Pid(task.tgid), Some(task.tid), b"/status");
-        match read_once(root, &status_path, file)? {
+    // A thread whose group's RSS is known needs no file for it.
+    let known_rss = match mode {
+        Mode::Task if !want(InfoFields::UIDS) => group_rss.get(&task.tgid).copied(),
+        _ => None,
+    };
+    if want(InfoFields::RSS) && known_rss.is_some() {
+        info.rss_pages = known_rss;
+    } else if want(InfoFields::UIDS) {
+        // `status` for the uids, and for the RSS as well when wanted:
+        // one file for both. A denied `status` leaves both unset.
+        let status_path = ProcPath::new(dir.0, dir.1, b"/status");
+        match files.read(tid, TaskFile::Status, &status_path)? {
             Read::Bytes(n) => {
-                if let Some((ruid, euid)) = status_uids(&file[..n]) {
+                let status = &files.buf[..n];
+                if let Some((ruid, euid)) = status_uids(status) {
                     info.ruid = Some(ruid);
                     info.euid = Some(euid);
                 }
+                if want(InfoFields::RSS) {
+                    // No VmRSS line: no memory (a kernel thread, a zombie).
+                    let kib = status_vm_rss_kib(status);
+                    info.rss_pages = Some(kib_to_pages(kib.unwrap_or(0)));
+                }
+            }
+            Read::Denied => info.rss_pages = None,
+            Read::Gone => return Ok(None),
+        }
+    } else if want(InfoFields::RSS) {
+        // `stat`'s rss (read above) is the approximate counter; `ps`
+        // shows VmRSS, exact, and `statm`'s resident field is the same
+        // exact sum, from a much smaller file. A denied `statm` leaves it
+        // unset.
+        info.rss_pages = None;
+        let statm_path = ProcPath::new(dir.0, dir.1, b"/statm");
+        match files.read(tid, TaskFile::Statm, &statm_path)? {
+            Read::Bytes(n) => {
+                let (size, resident) = statm_size_resident(&files.buf[..n]).ok_or_else(|| {
+                    Error::io(
+                        format!("parsing the statm line of task {}", task.tid),
+                        io::Error::from(io::ErrorKind::InvalidData),
+                    )
+                })?;
+                // A task without memory (a kernel thread, a zombie) shows
+                // all zeros; a zombie leader's threads may still have
+                // memory, so only a task with an mm (size > 0) tells its
+                // group's.
+                if size > 0 && mode == Mode::Task {
+                    group_rss.insert(task.tgid, resident);
+                }
+                info.rss_pages = Some(resident);
             }
             Read::Denied => {}
             Read::Gone => return Ok(None),
@@ -167,12 +288,31 @@ fn fill_counters(info: &mut TaskInfo, c: &StatCounters, fields: InfoFields) {
     if want(InfoFields::RSS) {
         info.rss_pages = Some(c.rss_pages);
     }
-    if want(InfoFields::NICE) {
+    if want(InfoFields::NICE) && c.has_nice() {
         info.nice = Some(c.nice);
     }
     if want(InfoFields::NUM_THREADS) {
         info.num_threads = Some(c.num_threads);
     }
+}
+
+/// The first two fields of a `statm` line, in pages: the total size of the
+/// mm (0 without one) and its resident set (`get_mm_counter_sum()`, the
+/// exact sum `VmRSS` shows).
+fn statm_size_resident(line: &[u8]) -> Option<(u64, u64)> {
+    let mut f = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    let num = |f: &[u8]| std::str::from_utf8(f).ok()?.parse().ok();
+    Some((num(f.next()?)?, num(f.next()?)?))
+}
+
+/// `VmRSS` (KiB, `pages << (PAGE_SHIFT - 10)`) in pages: exact.
+fn kib_to_pages(kib: u64) -> u64 {
+    let page_kib = u64::try_from(rustix::param::page_size() / 1024)
+        .unwrap_or(4)
+        .max(1);
+    kib / page_kib
 }
 
 /// Clock ticks (`USER_HZ`) as a duration.
@@ -181,20 +321,291 @@ fn ticks(n: u64) -> Duration {
     Duration::from_secs(n / hz) + Duration::from_nanos((n % hz) * 1_000_000_000 / hz)
 }
 
-/// Open `path` and read it once into `buf`.
-fn read_once(root: &ProcRoot, path: &ProcPath, buf: &mut [u8]) -> Result<Read> {
-    let context = || format!("reading {}", path.as_cstr().to_string_lossy());
-    let classify = |e: io::Error| match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ESRCH) => Ok(Read::Gone),
-        Some(libc::EACCES) | Some(libc::EPERM) => Ok(Read::Denied),
-        _ => Err(Error::io(context(), e)),
-    };
-    let fd = match root.openat(path.as_cstr(), OFlags::empty()) {
-        Ok(fd) => fd,
-        Err(e) => return classify(e),
-    };
-    match read_retrying(fd.as_fd(), buf) {
-        Ok(n) => Ok(Read::Bytes(n)),
-        Err(e) => classify(e),
+#[cfg(test)]
+pub(super) mod tests {
+    use crate::info::InfoFields;
+    use crate::query::Query;
+    use crate::target::Target;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Files `read_once` opened on this thread.
+        static FILES_READ: Cell<usize> = const { Cell::new(0) };
+        /// Of them, the `status` files and the `statm` files.
+        static STATUS_READ: Cell<usize> = const { Cell::new(0) };
+        static STATM_READ: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Count a read of `path` (below the proc root).
+    pub(in crate::fallback) fn count_read(path: &[u8]) {
+        let bump = |c: &Cell<usize>| c.set(c.get() + 1);
+        FILES_READ.with(bump);
+        if path.ends_with(b"/status") {
+            STATUS_READ.with(bump);
+        } else if path.ends_with(b"/statm") {
+            STATM_READ.with(bump);
+        }
+    }
+
+    fn files_read() -> usize {
+        FILES_READ.with(Cell::get)
+    }
+
+    /// `(status, statm)` files read so far on this thread.
+    fn status_statm_read() -> (usize, usize) {
+        (STATUS_READ.with(Cell::get), STATM_READ.with(Cell::get))
+    }
+
+    #[test]
+    fn statm_fields() {
+        use super::statm_size_resident;
+        assert_eq!(
+            statm_size_resident(b"2744 432 380 6 0 140 0\n"),
+            Some((2744, 432))
+        );
+        assert_eq!(statm_size_resident(b"0 0 0 0 0 0 0\n"), Some((0, 0)));
+        assert_eq!(statm_size_resident(b"12\n"), None);
+        assert_eq!(statm_size_resident(b"x 1 2\n"), None);
+    }
+
+    /// Threads of this process that sleep until the value is dropped, which
+    /// wakes and joins them.
+    struct ParkedThreads {
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        threads: Vec<std::thread::JoinHandle<()>>,
+    }
+
+    impl ParkedThreads {
+        fn spawn(n: usize) -> ParkedThreads {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let threads = (0..n)
+                .map(|_| {
+                    let stop = stop.clone();
+                    std::thread::spawn(move || {
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            std::thread::park_timeout(std::time::Duration::from_millis(50));
+                        }
+                    })
+                })
+                .collect();
+            ParkedThreads { stop, threads }
+        }
+    }
+
+    impl Drop for ParkedThreads {
+        fn drop(&mut self) {
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for t in self.threads.drain(..) {
+                t.thread().unpark();
+                t.join().unwrap();
+            }
+        }
+    }
+
+    /// The RSS alone is read from `statm`, once per thread group in a task
+    /// listing; with the uids, from the `status` read for them, once per
+    /// task, and no `statm`.
+    #[test]
+    fn rss_alone_reads_statm_not_status() {
+        let parked = ParkedThreads::spawn(3);
+        let mut pm = crate::Pidmap::with_backend(crate::Backend::Procfs).unwrap();
+        let mut infos = Vec::new();
+        for q in [Query::threads(Target::Caller), Query::processes()] {
+            let before = status_statm_read();
+            pm.fill_info(q, InfoFields::RSS, &mut infos).unwrap();
+            let (status, statm) = status_statm_read();
+            let (status, statm) = (status - before.0, statm - before.1);
+            assert_eq!(status, 0, "{q:?}: {status} status files read");
+            assert!(statm >= 1, "{q:?}: {statm} statm files read");
+            let me = infos
+                .iter()
+                .find(|i| i.tid == crate::Pid::this_process())
+                .expect("our own record");
+            assert!(me.rss_pages.is_some_and(|p| p > 0), "{me:?}");
+            if q.listing() == crate::query::Listing::Threads {
+                // Our threads share one mm: one statm for the group.
+                assert_eq!(statm, 1, "{q:?}: {} records", infos.len());
+                assert!(infos.len() >= 4, "{} records", infos.len());
+                assert!(infos.iter().all(|i| i.rss_pages == me.rss_pages));
+            }
+            let before = status_statm_read();
+            pm.fill_info(q, InfoFields::RSS | InfoFields::UIDS, &mut infos)
+                .unwrap();
+            let (status, statm) = status_statm_read();
+            let (status, statm) = (status - before.0, statm - before.1);
+            assert_eq!(statm, 0, "{q:?}: {statm} statm files read with the uids");
+            assert!(status >= 1, "{q:?}: {status} status files read");
+            if q.listing() == crate::query::Listing::Threads {
+                // One per thread (a little slack for other tests' threads
+                // exiting between the listing and the read).
+                let n = infos.len();
+                assert!((n..=n + 3).contains(&status), "{status} reads, {n} tasks");
+            }
+        }
+        drop(parked);
+    }
+
+    /// A full refresh of the task rows keeps its files; the next one
+    /// reads them again and shows what a fresh open shows, and a thread
+    /// that exited in between has no record (its kept file says `ESRCH`).
+    #[test]
+    fn full_refreshes_reuse_their_files() {
+        use crate::pid::Pid;
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::keeping_files(true);
+        let fields = InfoFields::TGID | InfoFields::STATE | InfoFields::RSS | InfoFields::COMM;
+        let refresh = |fb: &mut super::Fallback, q: Query<'_>| {
+            let mut out = Vec::new();
+            fb.task_infos(&root, q, fields, 0, usize::MAX, &mut out)
+                .unwrap();
+            out
+        };
+        let parked = ParkedThreads::spawn(3);
+        let extra = ParkedThreads::spawn(1);
+        let gone = {
+            let all = refresh(&mut fb, Query::all_tasks());
+            let me = Pid::this_process();
+            let mine: Vec<_> = all.iter().filter(|i| i.tgid == Some(me)).collect();
+            assert!(mine.len() >= 5, "{} of our tasks", mine.len());
+            mine.iter().map(|i| i.tid).max().unwrap()
+        };
+        assert!(fb.records.kept_for_tasks.len() >= 5);
+        drop(extra);
+        let again = refresh(&mut fb, Query::all_tasks());
+        let fresh = refresh(&mut fb, Query::threads(Target::Caller));
+        drop(parked);
+        assert!(again.iter().all(|i| i.tid != gone), "{gone} exited");
+        for f in &fresh {
+            if let Some(a) = again.iter().find(|a| a.tid == f.tid) {
+                assert_eq!((a.tgid, &a.comm), (f.tgid, &f.comm));
+                // Both read, if not equal (memory moves).
+                assert_eq!(a.rss_pages.is_some(), f.rss_pages.is_some());
+            }
+        }
+        assert!(fresh.len() >= 4 && again.len() > fresh.len());
+    }
+
+    /// Without `keep_files` (the default handle) a full refresh closes
+    /// every file it opened.
+    #[test]
+    fn a_default_reader_keeps_no_files() {
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::new();
+        let mut out = Vec::new();
+        for q in [Query::all_tasks(), Query::processes()] {
+            fb.task_infos(&root, q, InfoFields::RSS, 0, usize::MAX, &mut out)
+                .unwrap();
+            assert!(out.len() > 1);
+        }
+        assert_eq!(fb.records.kept_for_tasks.len(), 0);
+        assert_eq!(fb.records.kept_for_processes.len(), 0);
+        assert_eq!(fb.kept_task_dirs.len(), 0);
+    }
+
+    /// With the fd table full while the handle keeps files, a refresh that
+    /// must open one closes the handle's own and goes on (the table was
+    /// full of its making); with none kept, `EMFILE` reaches the caller.
+    /// Run in a child of its own (a re-run of this test binary), as it
+    /// fills the fd table.
+    #[test]
+    fn a_full_fd_table_closes_the_kept_files_first() {
+        const CHILD: &str = "PIDMAP_TEST_FULL_FD_TABLE_CHILD";
+        const NAME: &str = "fallback::records::tests::a_full_fd_table_closes_the_kept_files_first";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && text.contains("1 passed"), "{text}");
+            return;
+        }
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::keeping_files(true);
+        let me = crate::pid::Pid::this_process();
+        let refresh = |fb: &mut super::Fallback| {
+            let mut out = Vec::new();
+            fb.task_infos(
+                &root,
+                Query::all_tasks(),
+                InfoFields::TGID,
+                0,
+                usize::MAX,
+                &mut out,
+            )
+            .map(|()| out.iter().filter(|i| i.tgid == Some(me)).count())
+        };
+        let before = refresh(&mut fb).unwrap();
+        assert!(fb.records.kept_for_tasks.len() > 0);
+        // New threads: their stat files are not kept, so the refresh opens
+        // them; so many that kept files of tasks exiting meanwhile
+        // elsewhere (closed when they say ESRCH) cannot free enough slots.
+        let parked = ParkedThreads::spawn(200);
+        let fill_fd_table = || {
+            let lim = libc::rlimit {
+                rlim_cur: 512,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            // SAFETY: setrlimit and dup on this child process, which runs
+            // this test alone.
+            unsafe {
+                let mut hard = lim;
+                assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard), 0);
+                let lim = libc::rlimit {
+                    rlim_max: hard.rlim_max,
+                    ..lim
+                };
+                assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+                while libc::dup(2) >= 0 {}
+            }
+        };
+        fill_fd_table();
+        let after = refresh(&mut fb).expect("the handle's kept files closed, then opened");
+        assert!(
+            after >= before + 200,
+            "{after} of our tasks, {before} before"
+        );
+        assert_eq!(fb.records.kept_for_tasks.len(), 0);
+        fill_fd_table();
+        let err = refresh(&mut fb).expect_err("no kept file to close");
+        assert_eq!(err.raw_os_error(), Some(libc::EMFILE), "{err:?}");
+        drop(parked);
+    }
+
+    /// Reading the records chunk by chunk reads each task's file once:
+    /// a chunk reads the files of its own records only, not of every task
+    /// from its cursor on.
+    #[test]
+    fn chunks_read_each_task_once() {
+        let parked = ParkedThreads::spawn(9);
+        let mut pm = crate::Pidmap::with_backend(crate::Backend::Procfs).unwrap();
+        let q = Query::threads(Target::Caller);
+        let fields = InfoFields::STATE;
+        let mut all = Vec::new();
+        let before = files_read();
+        pm.fill_info(q, fields, &mut all).unwrap();
+        let whole = files_read() - before;
+        // Other tests' threads may exit between the listing and the read
+        // (a file read, no record): a little slack, far below the
+        // quadratic count (about n * n / 4 for n tasks in chunks of 2).
+        let n = all.len();
+        assert!((n..=n + 3).contains(&whole), "{whole} reads, {n} tasks");
+        let mut chunk = Vec::new();
+        let mut seen = 0;
+        let mut start = 0;
+        let before = files_read();
+        while pm.read_info_chunk(q, fields, start, 2, &mut chunk).unwrap() > 0 {
+            start = chunk[chunk.len() - 1].tid.as_raw() + 1;
+            seen += chunk.len();
+        }
+        let chunked = files_read() - before;
+        drop(parked);
+        assert!(seen >= 10, "{seen} records");
+        assert!(
+            (seen..=seen + 3).contains(&chunked),
+            "{chunked} reads for {seen} records in chunks of 2"
+        );
     }
 }

@@ -32,11 +32,13 @@ const PROC: &str = "/proc";
 pub struct Builder {
     backend: Option<Backend>,
     proc_root: Option<PathBuf>,
+    keep_files: bool,
 }
 
 impl Builder {
-    /// Choose the backend. Without this call the handle uses what
-    /// [`BACKEND_ENV`](crate::BACKEND_ENV) says, else [`Backend::Auto`].
+    /// Choose the backend. Without this call (or
+    /// [`backend_from_env`](Builder::backend_from_env)) the handle uses
+    /// [`Backend::Auto`]; the environment is never read implicitly.
     pub fn backend(mut self, backend: Backend) -> Self {
         self.backend = Some(backend);
         self
@@ -53,13 +55,52 @@ impl Builder {
         self
     }
 
+    /// Let the fallback keep, from one full refresh of the records (every
+    /// process or every task) to the next, each task's `stat` and `statm`
+    /// and each process's `task` directory open, as the sysinfo crate
+    /// does: the next refresh reads them again with one `pread` instead
+    /// of a path walk, an open and a close. Off by default.
+    ///
+    /// The cost is file descriptors and kernel memory: the handles of a
+    /// process keep together at most half the soft `RLIMIT_NOFILE` less
+    /// 64 files, about 5 KiB of kernel memory each. A file fails once
+    /// its task is gone, so a reused pid is never read through it; but
+    /// /proc checks access at open, so a task that a fresh open would
+    /// now be denied (its owner changed under `hidepid=`) goes on showing
+    /// through a file kept from before. If the fd table fills up, every
+    /// kept file is closed and the open tried once more. A monitor that
+    /// refreshes every task in a loop (`pidmap top`) gains from it; a
+    /// library inside a program with its own use for fds may not want it.
+    pub fn keep_files(mut self, keep: bool) -> Self {
+        self.keep_files = keep;
+        self
+    }
+
+    /// Choose the backend [`BACKEND_ENV`](crate::BACKEND_ENV) names, if it
+    /// is set; else leave the choice as it is. Opt-in: a program calls it
+    /// to let its users pick the backend (`PIDMAP_BACKEND=procfs` under a
+    /// sandbox that kills on unknown system calls).
+    ///
+    /// An unset or empty variable changes nothing; a value that is not a
+    /// backend is an error, never a silent probe.
+    ///
+    /// ```
+    /// use pidmap::Pidmap;
+    /// let pm = Pidmap::builder().backend_from_env()?.build()?;
+    /// # let _ = pm;
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn backend_from_env(mut self) -> Result<Self> {
+        if let Some(b) = Backend::from_env()? {
+            self.backend = Some(b);
+        }
+        Ok(self)
+    }
+
     /// Detect the backend (probed once per process unless it is
     /// [`Backend::Procfs`]) and open the proc root.
     pub fn build(self) -> Result<Pidmap> {
-        let backend = match self.backend {
-            Some(b) => b,
-            None => Backend::from_env()?.unwrap_or_default(),
-        };
+        let backend = self.backend.unwrap_or_default();
         if cfg!(not(feature = "fallback")) && backend == Backend::Procfs {
             return Err(Error::FallbackNotBuilt);
         }
@@ -81,6 +122,7 @@ impl Builder {
             root,
             path,
             records: Vec::new(),
+            keep_files: self.keep_files,
             #[cfg(feature = "fallback")]
             fallback: None,
         };
@@ -104,13 +146,16 @@ pub struct Pidmap {
     path: PathBuf,
     /// The syscall's task records, reused (allocated on first use).
     records: Vec<sys::PidmapInfo>,
+    /// [`Builder::keep_files`].
+    keep_files: bool,
     #[cfg(feature = "fallback")]
     fallback: Option<Fallback>,
 }
 
 impl Pidmap {
-    /// The default handle: [`BACKEND_ENV`](crate::BACKEND_ENV) or
-    /// [`Backend::Auto`], over `/proc`.
+    /// The default handle: [`Backend::Auto`] over `/proc`. It does not read
+    /// [`BACKEND_ENV`](crate::BACKEND_ENV); see
+    /// [`Builder::backend_from_env`].
     pub fn new() -> Result<Pidmap> {
         Pidmap::builder().build()
     }
@@ -284,7 +329,7 @@ impl Pidmap {
         Ok(match what {
             Enumeration::Ids(q) => {
                 let (req, flags) = self.pidmap_req(q, start)?;
-                sys::call(&req, buf, flags)
+                sys::list_ids(&req, buf, flags)
             }
             Enumeration::Fds(t) => {
                 let (target, flags) = Enumeration::fdmap_args(t)?;
@@ -294,7 +339,7 @@ impl Pidmap {
                     target,
                     reserved: 0,
                 };
-                sys::call(&req, buf, flags)
+                sys::list_fds(&req, buf, flags)
             }
         })
     }
@@ -408,7 +453,12 @@ impl Pidmap {
             .root
             .as_ref()
             .ok_or_else(|| Error::ProcNotMounted(self.path.clone()))?;
-        Ok((root, self.fallback.get_or_insert_with(Fallback::new)))
+        let keep_files = self.keep_files;
+        Ok((
+            root,
+            self.fallback
+                .get_or_insert_with(|| Fallback::keeping_files(keep_files)),
+        ))
     }
 
     #[cfg(not(feature = "fallback"))]

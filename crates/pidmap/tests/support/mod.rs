@@ -335,6 +335,32 @@ pub fn in_private_mount_ns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'st
     .expect("the namespace thread panicked")
 }
 
+/// Mounts a fresh procfs with `options` (such as `hidepid=noaccess`, or
+/// empty) on the directory `dir`; for use inside [`in_private_mount_ns`],
+/// so that the host never sees the mount. Panics with the errno if the
+/// mount fails.
+pub fn mount_procfs(dir: &std::path::Path, options: &str) {
+    let target = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    let options = std::ffi::CString::new(options).unwrap();
+    // SAFETY: mount(2) with NUL-terminated strings that outlive the call.
+    let rc = unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            target.as_ptr(),
+            c"proc".as_ptr(),
+            0,
+            options.as_ptr().cast(),
+        )
+    };
+    assert_eq!(
+        rc,
+        0,
+        "mount procfs on {} with {options:?}: {}",
+        dir.display(),
+        std::io::Error::last_os_error()
+    );
+}
+
 /// Whether we run as root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

@@ -1,37 +1,40 @@
-//! Extracts, for the unit test in src/sys.rs, the uapi header of the kernel
-//! series (include/uapi/linux/pidmap.h as the hunks of kernel-patches/*.patch
-//! leave it, applied in `series` order: the patch that adds the file, then
-//! those that change it), the syscall-table lines the series adds (each
-//! after the table's path and a tab), and the header blocks of docs/ABI.md
-//! (the uapi header and the task records' layout). Outside the repository
-//! (no kernel-patches/), the files are empty and that test fails saying so;
-//! nothing else uses them.
+//! Test-only: the uapi header and syscall-table lines of the kernel series,
+//! read from the repository around the crate (include/uapi/linux/pidmap.h
+//! as the hunks of kernel-patches/*.patch leave it, applied in `series`
+//! order; the table lines the series adds, each after the table's path and
+//! a tab; the header blocks of docs/ABI.md). The packaged crate has none of
+//! them: it checks its checked-in copies (abi/) alone, and the tests
+//! comparing those copies with the series say they skip.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn main() {
-    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
-    let root = manifest.join("../..");
-    // An override, to check a series elsewhere (another worktree).
-    println!("cargo:rerun-if-env-changed=PIDMAP_KERNEL_PATCHES");
+/// What the repository says.
+pub(crate) struct Sources {
+    /// The uapi header as the series' patches leave it.
+    pub header_from_patch: String,
+    /// `path\tline` for each table line adding pidmap or fdmap.
+    pub syscall_tables: String,
+    /// The header blocks of docs/ABI.md.
+    pub header_from_abi_doc: String,
+}
+
+/// The repository's kernel series and docs, `None` outside it (the
+/// packaged crate). `PIDMAP_KERNEL_PATCHES` names another series.
+pub(crate) fn from_repo() -> Option<Sources> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let patches = std::env::var_os("PIDMAP_KERNEL_PATCHES")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("kernel-patches"));
-    println!("cargo:rerun-if-changed={}", patches.display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        root.join("docs/ABI.md").display()
-    );
-
+    if !patches.is_dir() {
+        return None;
+    }
     // None once a hunk does not fit: the header is then empty, and the
     // test says it found none.
     let mut header: Option<Vec<String>> = Some(Vec::new());
     let mut table = String::new();
     for patch in series(&patches) {
-        println!("cargo:rerun-if-changed={}", patch.display());
         let text = fs::read_to_string(&patch).unwrap_or_default();
         header = header.and_then(|h| apply(&h, &hunks(&text, UAPI_HEADER)));
         let mut file = "";
@@ -56,11 +59,12 @@ fn main() {
         }
     }
     let header = header.map(|lines| lines.join("\n")).unwrap_or_default();
-    write(&out.join("uapi_from_patch.h"), &header);
-    write(&out.join("uapi_syscall_tables.txt"), &table);
-
     let doc = fs::read_to_string(root.join("docs/ABI.md")).unwrap_or_default();
-    write(&out.join("uapi_from_abi_doc.h"), &abi_doc_header(&doc));
+    Some(Sources {
+        header_from_patch: header,
+        syscall_tables: table,
+        header_from_abi_doc: abi_doc_header(&doc),
+    })
 }
 
 const UAPI_HEADER: &str = "include/uapi/linux/pidmap.h";
@@ -205,10 +209,4 @@ fn c_block_after(doc: &str, heading: &str) -> String {
     };
     let body = &rest[open + 5..];
     body[..body.find("```").unwrap_or(body.len())].to_string()
-}
-
-fn write(path: &Path, text: &str) {
-    if fs::read_to_string(path).ok().as_deref() != Some(text) {
-        fs::write(path, text).expect("writing to OUT_DIR");
-    }
 }

@@ -1,0 +1,389 @@
+//! The interactive `pidmap top` in a real terminal: tmux runs it in a
+//! detached 120x40 session, and the test reads the screen with
+//! `capture-pane` and types with `send-keys`. It starts (header and
+//! column headings, on the alternate screen, filling the terminal),
+//! redraws, sorts on `N`/`P`/`M`, toggles threads on `H`, filters with
+//! `-p`, and quits on `q` and Ctrl-C with status 0 and the terminal given
+//! back; SIGTERM and SIGHUP end it by that signal with the terminal given
+//! back too (alternate screen left, cursor shown, raw mode off). tmux is
+//! required: CI installs it, and without it this test fails.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+mod support;
+
+const WIDTH: usize = 120;
+const HEIGHT: usize = 40;
+
+/// A tmux server of our own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(name: &str) -> Tmux {
+        let version = Command::new("tmux").arg("-V").output();
+        assert!(
+            version.as_ref().is_ok_and(|o| o.status.success()),
+            "tmux is required for this test (apt-get install tmux): {version:?}"
+        );
+        Tmux {
+            socket: format!("pidmap-test-{}-{name}", std::process::id()),
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("running tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// Start `pidmap ARGS` in a fixed-size session whose pane stays after
+    /// the program exits, so that its exit status can be read.
+    fn start(&self, args: &[&str]) {
+        let mut cmd = format!("exec {}", support::bin().display());
+        for a in args {
+            cmd.push(' ');
+            cmd.push_str(a);
+        }
+        self.new_session(&[&cmd]);
+    }
+
+    /// Start `sh -c SCRIPT` in a session like [`Tmux::start`]'s.
+    fn start_shell(&self, script: &str) {
+        self.new_session(&["sh", "-c", script]);
+    }
+
+    /// A detached WIDTH x HEIGHT session named `top` running `command`,
+    /// whose pane remains on exit.
+    fn new_session(&self, command: &[&str]) {
+        let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
+        let mut args = vec!["new-session", "-d", "-x", &w, "-y", &h, "-s", "top"];
+        args.extend_from_slice(command);
+        args.extend_from_slice(&[";", "set-option", "-t", "top", "remain-on-exit", "on"]);
+        self.run(&args);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8(self.run(&["capture-pane", "-p", "-t", "top"]).stdout).unwrap()
+    }
+
+    fn format(&self, f: &str) -> String {
+        let out = self.run(&["display-message", "-p", "-t", "top", f]);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// Whether the pane is on the alternate screen, once tmux has parsed
+    /// all the output it has: a pane can be dead before tmux has read
+    /// the last bytes its program wrote, so this waits up to 5 s for the
+    /// value to be `want`, and returns what it last was.
+    fn alternate_on(&self, want: bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let on = self.format("#{alternate_on}") == "1";
+            if on == want || Instant::now() > deadline {
+                return on;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", "top", keys]);
+    }
+
+    /// The screen once `ready` holds for it and it is settled (the same
+    /// in two captures, so not a frame half drawn); panics with the last
+    /// screen after 15 s.
+    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let s = self.screen();
+            if ready(&s) {
+                std::thread::sleep(Duration::from_millis(30));
+                if self.screen() == s {
+                    return s;
+                }
+                continue;
+            }
+            assert!(Instant::now() < deadline, "never {what}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Wait for the program to exit; its exit status, or `signal N`.
+    fn wait_exit(&self) -> String {
+        let pid = self.format("#{pane_pid}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if self.format("#{pane_dead}") == "1" {
+                let status = self.format("#{pane_dead_status}");
+                if !status.is_empty() {
+                    return status;
+                }
+                // tmux 3.3a sometimes leaves its dead pane's process
+                // unreaped (a zombie, no status): read the status the
+                // kernel keeps for it.
+                if let Some(status) = zombie_status(&pid) {
+                    return status;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pidmap top did not exit (pid {pid}); screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A zombie's exit status from `/proc/PID/stat`'s last field (`exit_code`,
+/// in waitpid's encoding): `N` for an exit, `signal N` for a signal.
+fn zombie_status(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    if fields.first() != Some(&"Z") {
+        return None;
+    }
+    let code: i32 = fields.last()?.parse().ok()?;
+    Some(if code & 0x7f == 0 {
+        ((code >> 8) & 0xff).to_string()
+    } else {
+        format!("signal {}", code & 0x7f)
+    })
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+const HEADINGS: [&str; 9] = [
+    "PID", "USER", "NI", "S", "RES", "%CPU", "%MEM", "TIME+", "COMMAND",
+];
+
+/// The table's rows, split into cells, below the headings line.
+fn table(screen: &str) -> Vec<Vec<String>> {
+    let mut lines = screen.lines();
+    lines
+        .by_ref()
+        .find(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+        .expect("a headings line");
+    lines
+        .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .filter(|cells| !cells.is_empty())
+        .collect()
+}
+
+fn column(screen: &str, heading: &str) -> Vec<f64> {
+    let i = HEADINGS.iter().position(|h| *h == heading).unwrap();
+    table(screen)
+        .iter()
+        .map(|r| {
+            r[i].parse()
+                .unwrap_or_else(|_| panic!("{heading} cell {:?} in {r:?}", r[i]))
+        })
+        .collect()
+}
+
+/// The refresh count of the status line.
+fn refreshes(screen: &str) -> Option<u32> {
+    let after = screen.split(" refresh ").nth(1)?;
+    after.split_whitespace().next()?.parse().ok()
+}
+
+fn started(s: &str) -> bool {
+    s.starts_with("pidmap top - ")
+        && s.contains("load average:")
+        && s.lines().any(|l| l.starts_with("Tasks:"))
+        && s.contains("%Cpu(s):")
+        && s.contains("MiB Mem :")
+        && refreshes(s).is_some_and(|n| n >= 1)
+        && s.lines()
+            .any(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+}
+
+#[test]
+fn interactive_top_starts_redraws_sorts_and_quits() {
+    let tmux = Tmux::new("main");
+    tmux.start(&["top", "-d", "0.5"]);
+    let first = tmux.wait_for("showed the header and the headings", started);
+    assert_eq!(
+        tmux.format("#{alternate_on}"),
+        "1",
+        "on the alternate screen"
+    );
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), HEIGHT, "{first}");
+    // Terminal-sized: with more processes than rows, the table reaches
+    // the last line.
+    let total: usize = lines[1].split_whitespace().nth(1).unwrap().parse().unwrap();
+    let rows = table(&first).len();
+    let headings_at = lines
+        .iter()
+        .position(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+        .unwrap();
+    let room = HEIGHT - headings_at - 1;
+    assert_eq!(rows, total.min(room), "{first}");
+
+    // It redraws on its own.
+    let n = refreshes(&first).unwrap();
+    tmux.wait_for("redrew", |s| refreshes(s).is_some_and(|m| m > n));
+
+    // N: by PID, ascending.
+    tmux.keys("N");
+    let s = tmux.wait_for("sorted by PID", |s| s.contains("sort PID "));
+    let pids = column(&s, "PID");
+    assert!(
+        pids.len() > 1 && pids.windows(2).all(|w| w[0] < w[1]),
+        "{s}"
+    );
+    // P: by %CPU, largest first.
+    tmux.keys("P");
+    let s = tmux.wait_for("sorted by %CPU", |s| s.contains("sort %CPU "));
+    let cpu = column(&s, "%CPU");
+    assert!(cpu.windows(2).all(|w| w[0] >= w[1]), "{s}");
+    // M: by memory, largest resident set first.
+    tmux.keys("M");
+    let s = tmux.wait_for("sorted by %MEM", |s| s.contains("sort %MEM "));
+    let res = column(&s, "RES");
+    assert!(res.windows(2).all(|w| w[0] >= w[1]), "{s}");
+    // R reverses it.
+    tmux.keys("R");
+    let s = tmux.wait_for("reversed", |s| s.contains("sort %MEM (reversed)"));
+    let res = column(&s, "RES");
+    assert!(res.windows(2).all(|w| w[0] <= w[1]), "{s}");
+    // H: threads; the count line says so.
+    tmux.keys("H");
+    tmux.wait_for("showed threads", |s| {
+        s.contains(" threads ") && s.lines().any(|l| l.starts_with("Threads:"))
+    });
+
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0", "exit status");
+    assert!(!tmux.alternate_on(false), "alternate screen left");
+    assert!(!tmux.screen().contains("load average"), "screen restored");
+}
+
+#[test]
+fn ctrl_c_quits_and_pid_filter_shows_only_that_process() {
+    let tmux = Tmux::new("filter");
+    let kid = support::Named::spawn(b"topkid");
+    let kid_s = kid.0.to_string();
+    tmux.start(&["top", "-d", "0.3", "-p", &kid_s]);
+    let s = tmux.wait_for("showed the filtered table", started);
+    let rows = table(&s);
+    assert_eq!(rows.len(), 1, "{s}");
+    assert_eq!(rows[0][0], kid_s, "{s}");
+    assert_eq!(rows[0].last().map(String::as_str), Some("topkid"), "{s}");
+    tmux.keys("C-c");
+    assert_eq!(tmux.wait_exit(), "0", "exit status after Ctrl-C");
+    assert!(!tmux.alternate_on(false), "alternate screen left");
+}
+
+/// The one child of `pid` (from its main thread's `children`).
+fn only_child(pid: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let kids =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let kids: Vec<&str> = kids.split_whitespace().collect();
+        if kids.len() == 1 {
+            return kids[0].to_string();
+        }
+        assert!(Instant::now() < deadline, "pid {pid}'s children: {kids:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `pidmap top` under a shell that, once top is gone, records its status
+/// and the terminal's modes; `sig` is sent to top alone.
+fn killed_top_restores_the_terminal(sig: libc::c_int, name: &str) {
+    let tmux = Tmux::new(name);
+    let dir = std::env::temp_dir().join(format!("pidmap-top-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (status, modes) = (dir.join("status"), dir.join("stty"));
+    let script = format!(
+        "'{}' top -d 0.3; echo $? > '{}.tmp'; stty -a > '{}'; mv '{}.tmp' '{}'; sleep 60",
+        support::bin().display(),
+        status.display(),
+        modes.display(),
+        status.display(),
+        status.display()
+    );
+    tmux.start_shell(&script);
+    tmux.wait_for("started", started);
+    assert!(tmux.alternate_on(true), "on the alternate screen");
+    let top: i32 = only_child(&tmux.format("#{pane_pid}")).parse().unwrap();
+    // SAFETY: kill(2) with a pid of our own tmux's grandchild.
+    assert_eq!(unsafe { libc::kill(top, sig) }, 0, "kill {top}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !status.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "top did not exit on signal {sig}; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let code = std::fs::read_to_string(&status).unwrap();
+    let stty = std::fs::read_to_string(&modes).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // The shell's $? for a death by signal N is 128 + N.
+    assert_eq!(code.trim(), (128 + sig).to_string(), "died of the signal");
+    assert!(!tmux.alternate_on(false), "alternate screen left");
+    assert_eq!(tmux.format("#{cursor_flag}"), "1", "cursor shown");
+    let words: Vec<&str> = stty.split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig", "opost"] {
+        assert!(words.contains(&mode), "{mode} is back on: {stty}");
+    }
+    assert!(!tmux.screen().contains("load average"), "screen restored");
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    killed_top_restores_the_terminal(libc::SIGTERM, "sigterm");
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    killed_top_restores_the_terminal(libc::SIGHUP, "sighup");
+}
+
+#[test]
+fn user_filter_and_iterations() {
+    let tmux = Tmux::new("user");
+    // Only root's tasks; `-n 2`: it quits by itself after two refreshes.
+    tmux.start(&["top", "-d", "1", "-n", "2", "-u", "root"]);
+    let s = tmux.wait_for("showed root's tasks", started);
+    let rows = table(&s);
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r[1] == "root"),
+        "{s}"
+    );
+    assert_eq!(tmux.wait_exit(), "0", "exit status after -n 2");
+    // A user that does not exist: one line, exit 1.
+    let out = Command::new(support::bin())
+        .args(["top", "-u", "no-such-user-pidmap"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pidmap: no such user: \"no-such-user-pidmap\"\n"
+    );
+}
