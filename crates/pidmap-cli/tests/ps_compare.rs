@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 mod support;
-use support::{bin, me};
+use support::{bin, me, stdout_of};
 
 /// The compared fields, in the order both sides are read into.
 const FIELDS: [&str; 7] = ["PPID", "S", "NI", "NLWP", "RSS", "TIME", "START"];
@@ -47,15 +47,10 @@ fn ps(threads: bool) -> BTreeMap<i32, Task> {
         .arg(format)
         .arg("--no-headers")
         .env("LC_ALL", "C");
-    let out = cmd
-        .output()
-        .expect("procps `ps` is required for this test (apt-get install procps)");
-    assert!(
-        out.status.success(),
-        "ps: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        &mut cmd,
+        "procps `ps` (required for this test: apt-get install procps)",
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
         .map(|line| {
             let t: Vec<&str> = line.split_whitespace().collect();
@@ -87,17 +82,12 @@ fn ps(threads: bool) -> BTreeMap<i32, Task> {
 /// START COMMAND) or `tasks` (TID TGID, then the same).
 fn pidmap(threads: bool) -> BTreeMap<i32, BTreeMap<&'static str, String>> {
     let cmd = if threads { "tasks" } else { "procs" };
-    let out = Command::new(bin())
-        .args([cmd, "--long", "--no-headers"])
-        .env("LC_ALL", "C")
-        .output()
-        .expect("run pidmap");
-    assert!(
-        out.status.success(),
-        "pidmap: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        Command::new(bin())
+            .args([cmd, "--long", "--no-headers"])
+            .env("LC_ALL", "C"),
+        "pidmap",
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     let skip = usize::from(threads);
     text.lines()
         .map(|line| {

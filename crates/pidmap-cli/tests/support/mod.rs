@@ -4,6 +4,21 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs `cmd` (`what` names it in messages), asserts that it succeeded,
+/// with its stderr in the failure, and returns its stdout.
+pub fn stdout_of(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 /// The pidmap binary: cargo's, or (in the QEMU guest, where the test
 /// binaries run without cargo) the one on `PATH`.
