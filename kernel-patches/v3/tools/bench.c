@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * v3 refresh bench: a top-style refresh of every task, three ways, in one
+ * boot, interleaved, ROUNDS each, medians and ranges:
+ *  - walk: readdir /proc, every /proc/PID/task, read every TID/stat and
+ *    TID/status (VmRSS, as ps reads it); walk-stat: stat only (v2's walk);
+ *  - info-procfs: pidmap_info(PIDMAP_SCOPE_TASKS) through a view of /proc
+ *    (hidepid=off: what the walk sees), every field, 128 records a call;
+ *  - info-default: the same in the default view (ptrace rule per task);
+ *  - pidfd: per task pidfd_open(PIDFD_THREAD), PIDFD_GET_INFO, close.
+ * Usage: bench NPROCS THREADS_PER_PROC
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/pidfd.h>
+#include <linux/pidmap.h>
+
+#define ROUNDS 7
+#define CHUNK 128
+
+static long sys_pidmap_info(const struct pidmap_req *req, void *buf, size_t nr)
+{
+	return syscall(474, req, buf, nr, 0);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *park(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void spawn(int procs, int threads)
+{
+	int i, j;
+
+	for (i = 0; i < procs; i++) {
+		if (fork() == 0) {
+			pthread_t t;
+
+			for (j = 1; j < threads; j++)
+				pthread_create(&t, NULL, park, NULL);
+			park(NULL);
+		}
+	}
+}
+
+static char buf[4096];
+
+static int read_file(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? 0 : -1;
+}
+
+static long walk(int with_status)
+{
+	DIR *root = opendir("/proc"), *task;
+	struct dirent *p, *t;
+	long n = 0;
+	char path[64];
+
+	while ((p = readdir(root))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		task = opendir(path);
+		if (!task)
+			continue;
+		while ((t = readdir(task))) {
+			int tfd;
+
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			tfd = openat(dirfd(task), t->d_name,
+				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (tfd < 0)
+				continue;
+			if (!read_file(tfd, "stat") &&
+			    (!with_status || !read_file(tfd, "status")))
+				n++;
+			close(tfd);
+		}
+		closedir(task);
+	}
+	closedir(root);
+	return n;
+}
+
+static struct pidmap_info recs[CHUNK];
+
+static long info(int procfs_fd)
+{
+	struct pidmap_req req = {
+		.size = sizeof(req),
+		.scope = PIDMAP_SCOPE_TASKS,
+		.info_size = sizeof(struct pidmap_info),
+		.info_mask = ~0ULL >> 1,
+	};
+	long n = 0, r;
+
+	if (procfs_fd >= 0) {
+		req.filter = PIDMAP_VIEW_PROCFS;
+		req.procfs_fd = procfs_fd;
+	}
+	while ((r = sys_pidmap_info(&req, recs, CHUNK)) > 0) {
+		n += r;
+		req.last_id = recs[r - 1].tid;
+	}
+	return r < 0 ? -1 : n;
+}
+
+static long per_pidfd(int procfs_fd)
+{
+	struct pidmap_req req = {
+		.size = sizeof(req),
+		.scope = PIDMAP_SCOPE_TASKS,
+		.filter = PIDMAP_VIEW_PROCFS,
+		.procfs_fd = procfs_fd,
+	};
+	static __u32 ids[1 << 16];
+	struct pidfd_info pi;
+	long n = 0, r, i, got = 0;
+
+	while ((r = syscall(473, &req, ids + n, 4096, 0)) > 0) {
+		n += r;
+		req.last_id = ids[n - 1];
+	}
+	for (i = 0; i < n; i++) {
+		int fd = syscall(SYS_pidfd_open, ids[i], PIDFD_THREAD);
+
+		if (fd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		pi.mask = PIDFD_INFO_CGROUPID | PIDFD_INFO_EXIT;
+		if (!ioctl(fd, PIDFD_GET_INFO, &pi))
+			got++;
+		close(fd);
+	}
+	return got;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	int procs = argc > 1 ? atoi(argv[1]) : 0;
+	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	const char *name[5] = { "walk", "walk-stat", "info-procfs", "info-default", "pidfd" };
+	double t[5][ROUNDS], t0;
+	long cnt[5] = { 0 };
+	int procfs = open("/proc", O_RDONLY | O_DIRECTORY);
+	int r, k;
+
+	spawn(procs, threads);
+	sleep(2);
+	for (r = 0; r < ROUNDS; r++) {
+		for (k = 0; k < 5; k++) {
+			t0 = now();
+			switch (k) {
+			case 0: cnt[k] = walk(1); break;
+			case 1: cnt[k] = walk(0); break;
+			case 2: cnt[k] = info(procfs); break;
+			case 3: cnt[k] = info(-1); break;
+			case 4: cnt[k] = per_pidfd(procfs); break;
+			}
+			t[k][r] = now() - t0;
+		}
+	}
+	for (k = 0; k < 5; k++)
+		qsort(t[k], ROUNDS, sizeof(double), cmpd);
+	for (k = 0; k < 5; k++)
+		printf("V3-BENCH %-12s tasks=%ld median=%.3f ms range=%.3f-%.3f ms walk/this=%.2fx (range %.2f-%.2f) walk-stat/this=%.2fx\n",
+		       name[k], cnt[k], t[k][ROUNDS / 2] * 1e3, t[k][0] * 1e3,
+		       t[k][ROUNDS - 1] * 1e3, t[0][ROUNDS / 2] / t[k][ROUNDS / 2],
+		       t[0][0] / t[k][ROUNDS - 1], t[0][ROUNDS - 1] / t[k][0],
+		       t[1][ROUNDS / 2] / t[k][ROUNDS / 2]);
+	kill(0, SIGKILL);
+	return 0;
+}
