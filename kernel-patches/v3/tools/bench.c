@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <linux/pidfd.h>
 #include <linux/pidmap.h>
+#include <linux/fdmap.h>
 
 #define ROUNDS 7
 #define CHUNK 128
@@ -173,10 +174,132 @@ static int cmpd(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Listing: the /proc walks and the calls that replace them. */
+static long list_tasks_walk(void)
+{
+	DIR *root = opendir("/proc"), *task;
+	struct dirent *p, *t;
+	char path[300];
+	long n = 0;
+
+	while ((p = readdir(root))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		task = opendir(path);
+		if (!task)
+			continue;
+		while ((t = readdir(task)))
+			if (t->d_name[0] >= '0' && t->d_name[0] <= '9')
+				n++;
+		closedir(task);
+	}
+	closedir(root);
+	return n;
+}
+
+static long list_procs_walk(void)
+{
+	DIR *root = opendir("/proc");
+	struct dirent *p;
+	long n = 0;
+
+	while ((p = readdir(root)))
+		if (p->d_name[0] >= '0' && p->d_name[0] <= '9')
+			n++;
+	closedir(root);
+	return n;
+}
+
+static __u32 idbuf[1024];
+
+static long list_pidmap(__u32 scope, int procfs_fd)
+{
+	struct pidmap_req req = {
+		.size = sizeof(req),
+		.scope = scope,
+		.filter = PIDMAP_VIEW_PROCFS,
+		.procfs_fd = procfs_fd,
+	};
+	long n = 0, r;
+
+	while ((r = syscall(473, &req, idbuf, 1024, 0)) > 0) {
+		n += r;
+		req.last_id = idbuf[r - 1];
+	}
+	return r < 0 ? -1 : n;
+}
+
+static long list_fds_walk(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the directory's own fd */
+}
+
+static long list_fdmap(int procfs_fd)
+{
+	struct fdmap_req req = {
+		.size = sizeof(req),
+		.pidfd = -10001,	/* PIDFD_SELF_THREAD_GROUP */
+		.view = FDMAP_VIEW_PROCFS,
+		.procfs_fd = procfs_fd,
+	};
+	long n = 0, r;
+
+	while ((r = syscall(475, &req, (int *)idbuf, 1024, 0)) > 0) {
+		n += r;
+		req.first_fd = idbuf[r - 1] + 1;
+	}
+	return r < 0 ? -1 : n;
+}
+
+/* bench list NPROCS THREADS: the three listings, walk against the call */
+static int listing(int procfs)
+{
+	const char *name[6] = { "tasks-walk", "tasks-pidmap", "procs-walk",
+				"procs-pidmap", "fds1000-walk", "fds1000-fdmap" };
+	double t[6][ROUNDS], t0;
+	long cnt[6] = { 0 };
+	int r, k, fd = open("/dev/null", O_RDONLY);
+
+	for (k = 0; k < 1000 - 4; k++)
+		dup(fd);
+	for (r = 0; r < ROUNDS; r++) {
+		for (k = 0; k < 6; k++) {
+			t0 = now();
+			switch (k) {
+			case 0: cnt[k] = list_tasks_walk(); break;
+			case 1: cnt[k] = list_pidmap(PIDMAP_SCOPE_TASKS, procfs); break;
+			case 2: cnt[k] = list_procs_walk(); break;
+			case 3: cnt[k] = list_pidmap(PIDMAP_SCOPE_PROCS, procfs); break;
+			case 4: cnt[k] = list_fds_walk(); break;
+			case 5: cnt[k] = list_fdmap(procfs); break;
+			}
+			t[k][r] = now() - t0;
+		}
+	}
+	for (k = 0; k < 6; k++)
+		qsort(t[k], ROUNDS, sizeof(double), cmpd);
+	for (k = 0; k < 6; k++)
+		printf("V3-LIST %-14s n=%ld median=%.3f ms range=%.3f-%.3f ms walk/this=%.2fx\n",
+		       name[k], cnt[k], t[k][ROUNDS / 2] * 1e3, t[k][0] * 1e3,
+		       t[k][ROUNDS - 1] * 1e3,
+		       t[k & ~1][ROUNDS / 2] / t[k][ROUNDS / 2]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int procs = argc > 1 ? atoi(argv[1]) : 0;
-	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	int list = argc > 1 && !strcmp(argv[1], "list");
+	int procs = argc > 1 + list ? atoi(argv[1 + list]) : 0;
+	int threads = argc > 2 + list ? atoi(argv[2 + list]) : 1;
 	const char *name[5] = { "walk", "walk-stat", "info-procfs", "info-default", "pidfd" };
 	double t[5][ROUNDS], t0;
 	long cnt[5] = { 0 };
@@ -185,6 +308,11 @@ int main(int argc, char **argv)
 
 	spawn(procs, threads);
 	sleep(2);
+	if (list) {
+		listing(procfs);
+		kill(0, SIGKILL);
+		return 0;
+	}
 	for (r = 0; r < ROUNDS; r++) {
 		for (k = 0; k < 5; k++) {
 			t0 = now();
