@@ -261,38 +261,60 @@ static long list_fdmap(int procfs_fd)
 }
 
 /* bench list NPROCS THREADS: the three listings, walk against the call */
-static int listing(int procfs)
+static long listing_case(int k, int procfs)
 {
-	const char *name[6] = { "tasks-walk", "tasks-pidmap", "procs-walk",
-				"procs-pidmap", "fds1000-walk", "fds1000-fdmap" };
-	double t[6][ROUNDS], t0;
-	long cnt[6] = { 0 };
-	int r, k, fd = open("/dev/null", O_RDONLY);
+	switch (k) {
+	case 0: return list_tasks_walk();
+	case 1: return list_pidmap(PIDMAP_SCOPE_TASKS, procfs);
+	case 2: return list_procs_walk();
+	case 3: return list_pidmap(PIDMAP_SCOPE_PROCS, procfs);
+	case 4: return list_fds_walk();
+	default: return list_fdmap(procfs);
+	}
+}
 
-	for (k = 0; k < 1000 - 4; k++)
-		dup(fd);
+static long refresh_case(int k, int procfs)
+{
+	switch (k) {
+	case 0: return walk(1);
+	case 1: return walk(0);
+	case 2: return info(procfs);
+	case 3: return info(-1);
+	default: return per_pidfd(procfs);
+	}
+}
+
+/*
+ * Run @n cases ROUNDS times, interleaved, and print each one's median and
+ * range, and how many times faster than case @base[k] (and @base2) it is.
+ */
+static void run_cases(const char *tag, const char *const *name, int n,
+		      long (*run)(int k, int procfs), int procfs,
+		      const int *base, int base2)
+{
+	double t[8][ROUNDS], t0;
+	long cnt[8] = { 0 };
+	int r, k;
+
 	for (r = 0; r < ROUNDS; r++) {
-		for (k = 0; k < 6; k++) {
+		for (k = 0; k < n; k++) {
 			t0 = now();
-			switch (k) {
-			case 0: cnt[k] = list_tasks_walk(); break;
-			case 1: cnt[k] = list_pidmap(PIDMAP_SCOPE_TASKS, procfs); break;
-			case 2: cnt[k] = list_procs_walk(); break;
-			case 3: cnt[k] = list_pidmap(PIDMAP_SCOPE_PROCS, procfs); break;
-			case 4: cnt[k] = list_fds_walk(); break;
-			case 5: cnt[k] = list_fdmap(procfs); break;
-			}
+			cnt[k] = run(k, procfs);
 			t[k][r] = now() - t0;
 		}
 	}
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < n; k++)
 		qsort(t[k], ROUNDS, sizeof(double), cmpd);
-	for (k = 0; k < 6; k++)
-		printf("V3-LIST %-14s n=%ld median=%.3f ms range=%.3f-%.3f ms walk/this=%.2fx\n",
-		       name[k], cnt[k], t[k][ROUNDS / 2] * 1e3, t[k][0] * 1e3,
-		       t[k][ROUNDS - 1] * 1e3,
-		       t[k & ~1][ROUNDS / 2] / t[k][ROUNDS / 2]);
-	return 0;
+	for (k = 0; k < n; k++) {
+		printf("%s %-14s n=%ld median=%.3f ms range=%.3f-%.3f ms %s/this=%.2fx",
+		       tag, name[k], cnt[k], t[k][ROUNDS / 2] * 1e3,
+		       t[k][0] * 1e3, t[k][ROUNDS - 1] * 1e3, name[base[k]],
+		       t[base[k]][ROUNDS / 2] / t[k][ROUNDS / 2]);
+		if (base2 >= 0)
+			printf(" %s/this=%.2fx", name[base2],
+			       t[base2][ROUNDS / 2] / t[k][ROUNDS / 2]);
+		printf("\n");
+	}
 }
 
 int main(int argc, char **argv)
@@ -300,40 +322,28 @@ int main(int argc, char **argv)
 	int list = argc > 1 && !strcmp(argv[1], "list");
 	int procs = argc > 1 + list ? atoi(argv[1 + list]) : 0;
 	int threads = argc > 2 + list ? atoi(argv[2 + list]) : 1;
-	const char *name[5] = { "walk", "walk-stat", "info-procfs", "info-default", "pidfd" };
-	double t[5][ROUNDS], t0;
-	long cnt[5] = { 0 };
 	int procfs = open("/proc", O_RDONLY | O_DIRECTORY);
-	int r, k;
 
 	spawn(procs, threads);
 	sleep(2);
 	if (list) {
-		listing(procfs);
-		kill(0, SIGKILL);
-		return 0;
+		static const char *const name[] = {
+			"tasks-walk", "tasks-pidmap", "procs-walk",
+			"procs-pidmap", "fds1000-walk", "fds1000-fdmap" };
+		static const int base[] = { 0, 0, 2, 2, 4, 4 };
+		int fd = open("/dev/null", O_RDONLY), i;
+
+		for (i = 0; i < 1000 - 4; i++)
+			dup(fd);
+		run_cases("V3-LIST", name, 6, listing_case, procfs, base, -1);
+	} else {
+		static const char *const name[] = {
+			"walk", "walk-stat", "info-procfs", "info-default",
+			"pidfd" };
+		static const int base[] = { 0, 0, 0, 0, 0 };
+
+		run_cases("V3-BENCH", name, 5, refresh_case, procfs, base, 1);
 	}
-	for (r = 0; r < ROUNDS; r++) {
-		for (k = 0; k < 5; k++) {
-			t0 = now();
-			switch (k) {
-			case 0: cnt[k] = walk(1); break;
-			case 1: cnt[k] = walk(0); break;
-			case 2: cnt[k] = info(procfs); break;
-			case 3: cnt[k] = info(-1); break;
-			case 4: cnt[k] = per_pidfd(procfs); break;
-			}
-			t[k][r] = now() - t0;
-		}
-	}
-	for (k = 0; k < 5; k++)
-		qsort(t[k], ROUNDS, sizeof(double), cmpd);
-	for (k = 0; k < 5; k++)
-		printf("V3-BENCH %-12s tasks=%ld median=%.3f ms range=%.3f-%.3f ms walk/this=%.2fx (range %.2f-%.2f) walk-stat/this=%.2fx\n",
-		       name[k], cnt[k], t[k][ROUNDS / 2] * 1e3, t[k][0] * 1e3,
-		       t[k][ROUNDS - 1] * 1e3, t[0][ROUNDS / 2] / t[k][ROUNDS / 2],
-		       t[0][0] / t[k][ROUNDS - 1], t[0][ROUNDS - 1] / t[k][0],
-		       t[1][ROUNDS / 2] / t[k][ROUNDS / 2]);
 	kill(0, SIGKILL);
 	return 0;
 }
