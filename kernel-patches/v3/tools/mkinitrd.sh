@@ -3,6 +3,7 @@
 # (the static tests, runas and bench) into the gzipped cpio OUT.
 set -e
 root=$(mktemp -d)
+chmod 755 "$root"
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc"
 cp /bin/busybox /work/v3/guest/bin/* "$root/bin/"
 cp "$1" "$root/init"
