@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,38 +81,56 @@ static int read_file(int dirfd, const char *name)
 	return n > 0 ? 0 : -1;
 }
 
-static long walk(int with_status)
+static bool is_id(const char *name)
+{
+	return name[0] >= '0' && name[0] <= '9';
+}
+
+/*
+ * readdir /proc and every /proc/PID/task; for each task, @visit(the task
+ * directory, the tid's name, @arg). Return: how many visits returned 1.
+ */
+static long for_each_task(int (*visit)(DIR *task, const char *tid, int arg),
+			  int arg)
 {
 	DIR *root = opendir("/proc"), *task;
 	struct dirent *p, *t;
+	char path[300];
 	long n = 0;
-	char path[64];
 
 	while ((p = readdir(root))) {
-		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+		if (!is_id(p->d_name))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
 		task = opendir(path);
 		if (!task)
 			continue;
-		while ((t = readdir(task))) {
-			int tfd;
-
-			if (t->d_name[0] < '0' || t->d_name[0] > '9')
-				continue;
-			tfd = openat(dirfd(task), t->d_name,
-				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (tfd < 0)
-				continue;
-			if (!read_file(tfd, "stat") &&
-			    (!with_status || !read_file(tfd, "status")))
-				n++;
-			close(tfd);
-		}
+		while ((t = readdir(task)))
+			if (is_id(t->d_name))
+				n += visit(task, t->d_name, arg);
 		closedir(task);
 	}
 	closedir(root);
 	return n;
+}
+
+/* Read TID/stat, and TID/status if @with_status: 1 if all were read. */
+static int read_task(DIR *task, const char *tid, int with_status)
+{
+	int tfd = openat(dirfd(task), tid, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ok;
+
+	if (tfd < 0)
+		return 0;
+	ok = !read_file(tfd, "stat") &&
+	     (!with_status || !read_file(tfd, "status"));
+	close(tfd);
+	return ok;
+}
+
+static long walk(int with_status)
+{
+	return for_each_task(read_task, with_status);
 }
 
 static struct pidmap_info recs[CHUNK];
@@ -175,27 +194,17 @@ static int cmpd(const void *a, const void *b)
 }
 
 /* Listing: the /proc walks and the calls that replace them. */
+static int count_task(DIR *task, const char *tid, int arg)
+{
+	(void)task;
+	(void)tid;
+	(void)arg;
+	return 1;
+}
+
 static long list_tasks_walk(void)
 {
-	DIR *root = opendir("/proc"), *task;
-	struct dirent *p, *t;
-	char path[300];
-	long n = 0;
-
-	while ((p = readdir(root))) {
-		if (p->d_name[0] < '0' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
-		task = opendir(path);
-		if (!task)
-			continue;
-		while ((t = readdir(task)))
-			if (t->d_name[0] >= '0' && t->d_name[0] <= '9')
-				n++;
-		closedir(task);
-	}
-	closedir(root);
-	return n;
+	return for_each_task(count_task, 0);
 }
 
 static long list_procs_walk(void)
@@ -205,8 +214,7 @@ static long list_procs_walk(void)
 	long n = 0;
 
 	while ((p = readdir(root)))
-		if (p->d_name[0] >= '0' && p->d_name[0] <= '9')
-			n++;
+		n += is_id(p->d_name);
 	closedir(root);
 	return n;
 }
