@@ -373,22 +373,48 @@ pub(super) mod tests {
     struct ParkedThreads {
         stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
         threads: Vec<std::thread::JoinHandle<()>>,
+        tids: Vec<crate::pid::Pid>,
     }
 
     impl ParkedThreads {
         fn spawn(n: usize) -> ParkedThreads {
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (tid_tx, tid_rx) = std::sync::mpsc::channel();
             let threads = (0..n)
                 .map(|_| {
                     let stop = stop.clone();
+                    let tid_tx = tid_tx.clone();
                     std::thread::spawn(move || {
+                        tid_tx.send(crate::pid::Pid::this_thread()).unwrap();
                         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                             std::thread::park_timeout(std::time::Duration::from_millis(50));
                         }
                     })
                 })
                 .collect();
-            ParkedThreads { stop, threads }
+            let tids = (0..n).map(|_| tid_rx.recv().unwrap()).collect();
+            ParkedThreads {
+                stop,
+                threads,
+                tids,
+            }
+        }
+
+        /// Stops the threads and waits until /proc no longer lists them:
+        /// `join()` returns when the kernel clears the thread's tid, a
+        /// little before the thread is released from the pid table.
+        fn stop_and_wait_for_release(self) -> Vec<crate::pid::Pid> {
+            let tids = self.tids.clone();
+            drop(self);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            for tid in &tids {
+                let path = format!("/proc/self/task/{tid}");
+                while std::path::Path::new(&path).exists() {
+                    assert!(std::time::Instant::now() < deadline, "{tid} still listed");
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            tids
         }
     }
 
@@ -462,15 +488,15 @@ pub(super) mod tests {
         };
         let parked = ParkedThreads::spawn(3);
         let extra = ParkedThreads::spawn(1);
-        let gone = {
+        {
             let all = refresh(&mut fb, Query::all_tasks());
             let me = Pid::this_process();
             let mine: Vec<_> = all.iter().filter(|i| i.tgid == Some(me)).collect();
             assert!(mine.len() >= 5, "{} of our tasks", mine.len());
-            mine.iter().map(|i| i.tid).max().unwrap()
-        };
+            assert!(mine.iter().any(|i| i.tid == extra.tids[0]));
+        }
         assert!(fb.records.kept_for_tasks.len() >= 5);
-        drop(extra);
+        let gone = extra.stop_and_wait_for_release()[0];
         let again = refresh(&mut fb, Query::all_tasks());
         let fresh = refresh(&mut fb, Query::threads(Target::Caller));
         drop(parked);
