@@ -3,7 +3,9 @@
 # /work/main/kernel-patches/v3/{pidmap,fdmap}/.
 set -e
 cd /work/v3/linux-source-7.3
-base=4ab6b3f6e   # series A's last patch
+# series A's last patch, found by its subject (hashes change with a rebase)
+base=$(git log --format=%h --grep='^proc: only visit thread-group leaders in /proc readdir$' -1)
+[ -n "$base" ] || { echo "export.sh: series A's last patch not found" >&2; exit 1; }
 for s in pidmap fdmap; do
 	if [ $s = pidmap ]; then range=$base..HEAD~2; else range=HEAD~2..HEAD; fi
 	rm -rf /tmp/v3exp-$s && mkdir -p /tmp/v3exp-$s
