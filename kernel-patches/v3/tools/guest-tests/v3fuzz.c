@@ -359,6 +359,10 @@ static void setup(void)
 	ref_children[nref_children++] = zombie_pid;
 	qsort(ref_children, nref_children, sizeof(int), cmp_int);
 	nref_fds = fd_table(ref_fds);
+#ifdef V3FUZZ_MUTANT
+	nref_fds--;	/* negative control: the fd table reference loses its last fd */
+	nref_tids--;	/* and the threads' their last tid */
+#endif
 }
 
 /* ---- one call ---- */
@@ -674,7 +678,11 @@ static void oracle_pidmap(struct call *c)
 			c->want_err = E2BIG;
 			return;
 		}
+#ifdef V3FUZZ_MUTANT	/* negative control: a wrong oracle must fail */
+		if (q->info_size < PIDMAP_INFO_SIZE_VER0 || q->info_size % 16)
+#else
 		if (q->info_size < PIDMAP_INFO_SIZE_VER0 || q->info_size % 8)
+#endif
 			goto einval;
 		if (kernel_buf(c))
 			goto efault;
