@@ -1,6 +1,6 @@
 #!/bin/sh
 # Export the v3 pidmap and fdmap series, with their cover letters, into
-# /work/main/kernel-patches/v3/{pidmap,fdmap}/.
+# /work/main/kernel-patches/{pidmap,fdmap}/.
 set -e
 cd /work/v3/linux-source-7.3
 # series A's last patch, found by its subject (hashes change with a rebase)
@@ -18,8 +18,8 @@ subj, body = open(cov).read().split('\n', 1)
 s = s.replace('*** SUBJECT HERE ***', subj).replace('*** BLURB HERE ***', body.rstrip('\n'))
 open(p, 'w').write(s)
 PY
-	out=/work/main/kernel-patches/v3/$s
+	out=/work/main/kernel-patches/$s
 	rm -f "$out"/*.patch
 	cp /tmp/v3exp-$s/*.patch "$out"/
 done
-ls /work/main/kernel-patches/v3/*/
+ls /work/main/kernel-patches/pidmap /work/main/kernel-patches/fdmap
