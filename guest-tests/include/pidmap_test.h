@@ -5,7 +5,7 @@
  * The programs are built by `cargo xtask` against the patched uapi headers,
  * but must also build on a plain host (where <linux/pidmap.h> does not
  * exist), so every ABI constant has a fallback (pidmap_uapi.h).  They
- * speak the v2 ABI of docs/ABI.md only.
+ * speak the v3 ABI (kernel-patches/pidmap, kernel-patches/fdmap) only.
  *
  * Everything here is static inline / static: each test is one .c file.
  */
@@ -133,47 +133,70 @@ static inline const char *pt_errname(int e)
 /* ------------------------------------------------------------------ */
 
 /*
- * Probe both calls: a valid count-0 call must return 0 and an unknown flag
- * must be EINVAL.  Only ENOSYS (an unpatched kernel) may skip, and not
+ * Probe the three calls: a valid nr-0 call must return 0 and an unknown
+ * flag must be EINVAL.  Only ENOSYS (an unpatched kernel) may skip, and not
  * when the runner demands the syscalls (PIDMAP_REQUIRE_SYSCALL=1, set by
  * `cargo xtask qemu-test`); any other answer (EPERM from a seccomp filter
  * included) is a failure.  Never decide from uname.
  */
 static __attribute__((unused)) void pt_require_syscalls(void)
 {
+	static const char *const names[] = { "pidmap", "pidmap_info", "fdmap" };
 	const char *req = getenv("PIDMAP_REQUIRE_SYSCALL");
 	int required = req && strcmp(req, "1") == 0;
-	int is_fdmap;
+	int k;
 
-	for (is_fdmap = 0; is_fdmap < 2; is_fdmap++) {
-		const char *name = is_fdmap ? "fdmap" : "pidmap";
+	for (k = 0; k < 3; k++) {
+		struct pidmap_req pr;
+		struct fdmap_req fr;
+		unsigned int bad;
 		long r;
 		int e;
 
-		errno = 0;
-		r = is_fdmap ? fdmap_at(0, 0, NULL, 0, 0) : pidmap_at(0, 0, NULL, 0, PIDMAP_PROC);
-		e = errno;
-		if (r == -1 && e == ENOSYS && !required) {
-			printf("%s: SKIP: %s syscall unavailable (ENOSYS); "
-			       "set PIDMAP_REQUIRE_SYSCALL=1 to make this a failure\n",
-			       pt_name, name);
-			exit(KSFT_SKIP);
-		}
-		if (r != 0) {
-			pt_err("probe %s(valid, NULL, 0) = %ld errno %s, want 0", name, r,
-			       pt_errname(e));
-			exit(KSFT_FAIL);
-		}
-		errno = 0;
-		r = is_fdmap ? fdmap_at(0, 0, NULL, 0, 0x80000000u)
-			     : pidmap_at(0, 0, NULL, 0, PIDMAP_PROC | 0x80000000u);
-		e = errno;
-		if (r != -1 || e != EINVAL) {
-			pt_err("probe %s(flag 0x80000000) = %ld errno %s, want EINVAL", name, r,
-			       pt_errname(e));
-			exit(KSFT_FAIL);
+		for (bad = 0; bad < 2; bad++) {
+			unsigned int flags = bad ? 0x80000000u : 0;
+
+			pidmap_req_init(&pr, PIDMAP_SCOPE_PROCS, 0, 0, 0, 0);
+			if (k == 1) {
+				pr.info_size = sizeof(struct pidmap_info);
+				pr.info_mask = PIDMAP_INFO_ALL_V3;
+			}
+			memset(&fr, 0, sizeof(fr));
+			fr.size = sizeof(fr);
+			fr.pidfd = PIDFD_SELF_THREAD_GROUP;
+			errno = 0;
+			r = k == 0 ? sys_pidmap(&pr, NULL, 0, flags)
+			  : k == 1 ? sys_pidmap_info(&pr, NULL, 0, flags)
+				   : sys_fdmap(&fr, NULL, 0, flags);
+			e = errno;
+			if (r == -1 && e == ENOSYS && !required) {
+				printf("%s: SKIP: %s syscall unavailable (ENOSYS); "
+				       "set PIDMAP_REQUIRE_SYSCALL=1 to make this a failure\n",
+				       pt_name, names[k]);
+				exit(KSFT_SKIP);
+			}
+			if (!bad && r != 0) {
+				pt_err("probe %s(valid, NULL, 0) = %ld errno %s, want 0", names[k],
+				       r, pt_errname(e));
+				exit(KSFT_FAIL);
+			}
+			if (bad && (r != -1 || e != EINVAL)) {
+				pt_err("probe %s(flags 0x80000000) = %ld errno %s, want EINVAL",
+				       names[k], r, pt_errname(e));
+				exit(KSFT_FAIL);
+			}
 		}
 	}
+}
+
+/* A pidfd of @pid (a thread's, with PIDFD_THREAD, if it is no leader); dies on failure. */
+static __attribute__((unused)) int pt_pidfd(pid_t pid, unsigned int flags)
+{
+	int fd = sys_pidfd_open(pid, flags);
+
+	if (fd < 0)
+		pt_die("pidfd_open(%d, %#x)", (int)pid, flags);
+	return fd;
 }
 
 /* ------------------------------------------------------------------ */
@@ -287,89 +310,78 @@ static __attribute__((unused)) void pt_ids_diff(const char *what, const struct p
 struct pt_enum_stats {
 	unsigned long calls;	/* syscalls issued */
 	unsigned long dups;	/* an id repeated within one enumeration */
-	unsigned long order;	/* an id below the previous one or below start */
-	unsigned long overrun;	/* a call returned more than count */
-	unsigned long records;	/* PIDMAP_INFO records read */
-	unsigned long badrec;	/* a record whose mask is neither 0 nor pt_full_mask() */
+	unsigned long order;	/* an id at or below the cursor */
+	unsigned long overrun;	/* a call returned more than nr */
+	unsigned long records;	/* pidmap_info(2) records read */
+	unsigned long badrec;	/* a record whose mask, tgid or pidfs_id is wrong */
 };
 
+/* What an enumeration calls. */
+enum pt_kind {
+	PT_PIDMAP,	/* pidmap(2): ids */
+	PT_PIDMAP_INFO,	/* pidmap_info(2): records of every field, their tids */
+	PT_FDMAP,	/* fdmap(2): fd numbers */
+};
+
+static inline const char *pt_scope_name(__u32 scope)
+{
+	switch (scope) {
+	case PIDMAP_SCOPE_PROCS: return "PROCS";
+	case PIDMAP_SCOPE_TASKS: return "TASKS";
+	case PIDMAP_SCOPE_THREADS: return "THREADS";
+	case PIDMAP_SCOPE_CHILDREN: return "CHILDREN";
+	default: return "SCOPE?";
+	}
+}
+
 /*
- * Enumerate with `chunk` slots per call, resuming at last + 1, as the ABI
- * prescribes.  `target` is req->target (a pid, 0 or a pidfd with the
- * TARGET_PIDFD flag); `procfs_fd` is used with PIDMAP_PROCFS in `flags`.  Checks that every call's output is strictly ascending and
- * >= start, which is also what makes duplicates across calls impossible;
- * any violation is counted (a repeat as a dup, a step back as an order
- * error) rather than aborting, so a stress run reports totals.
+ * Enumerate with @chunk slots per call, resuming after the last id
+ * returned (pidmap, pidmap_info: last_id = that id, exclusive; fdmap:
+ * first_fd = that fd + 1, inclusive), as the ABI prescribes, until a call
+ * returns 0.  @kind says which call; @scope and @filter are pidmap's
+ * (ignored by fdmap); @pidfd is the target (THREADS, CHILDREN, fdmap: a
+ * pidfd or PIDFD_SELF_*; PROCS, TASKS: 0); @view_fd > 0 is the procfs
+ * view, else the default one.
+ *
+ * Checks that every call's output is strictly ascending and above the
+ * cursor, which is also what makes duplicates across calls impossible; any
+ * violation is counted (a repeat as a dup, a step back as an order error)
+ * rather than aborting, so a stress run reports totals.  Records must have
+ * exactly the fields asked for (every field: PIDMAP_INFO_ALL_V3, whatever
+ * the task), a tgid and a pidfs id.
  * Returns 0, the errno of the failing call, or EDEADLK when a call returned
  * ids but none of them advanced the cursor (the loop could not terminate).
  */
-/*
- * The mask of a record with every field (PIDMAP_INFO_ALL_V2 asked for) of
- * a task under @policy: all but nice when the policy is not SCHED_NORMAL
- * or SCHED_BATCH, as ps shows "-" for it.
- */
-static inline __u64 pt_full_mask(int policy)
-{
-	return proc_policy_has_nice(policy) ? PIDMAP_INFO_ALL_V2
-					    : PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE;
-}
-
-/*
- * The policy of task @tid (stat field 41), read through the view of
- * @flags: <procfs_fd>/TID/stat with PIDMAP_PROCFS, else /proc/TID/stat.
- * -1 if it cannot be read (gone, or not the caller's to read).
- */
-static inline int pt_task_policy(int procfs_fd, unsigned int flags, int tid)
-{
-	char rel[48];
-
-	if (flags & PIDMAP_PROCFS) {
-		snprintf(rel, sizeof(rel), "%d/stat", tid);
-		return proc_stat_policy_at(procfs_fd, rel);
-	}
-	snprintf(rel, sizeof(rel), "/proc/%d/stat", tid);
-	return proc_stat_policy_at(AT_FDCWD, rel);
-}
-
-/*
- * Whether @mask, of a record with fields of task @tid, is a full record's:
- * pt_full_mask() of the policy its stat shows now.  A task whose stat
- * cannot be read any more (it is gone) may have either full mask.
- */
-static inline int pt_full_mask_ok(__u64 mask, int procfs_fd, unsigned int flags, int tid)
-{
-	int policy;
-
-	if (mask != PIDMAP_INFO_ALL_V2 && mask != (PIDMAP_INFO_ALL_V2 & ~PIDMAP_INFO_NICE))
-		return 0;
-	policy = pt_task_policy(procfs_fd, flags, tid);
-	return policy < 0 || mask == pt_full_mask(policy);
-}
-
-static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd, int target,
-			unsigned int flags, unsigned int chunk,
+static __attribute__((unused)) int pt_enumerate_view(enum pt_kind kind, int view_fd, __u32 scope,
+			int pidfd, __u32 filter, unsigned int chunk,
 			struct pt_ids *out, struct pt_enum_stats *st)
 {
-	/* With PIDMAP_INFO in @flags: every field's records, read for their tids. */
 	struct pidmap_info recs[64];
-	int info = !is_fdmap && (flags & PIDMAP_INFO);
-	int buf[256];
-	int start = 0;
-	int prev = -1;
+	__u32 ids[256];
+	int fds[256];
+	__u64 cursor = 0;	/* pidmap: last_id; fdmap: first_fd */
+	long prev = -1;
 
-	if (chunk > (info ? 64 : 256))
-		chunk = info ? 64 : 256;
+	if (chunk > (kind == PT_PIDMAP_INFO ? 64 : 256))
+		chunk = kind == PT_PIDMAP_INFO ? 64 : 256;
+	if (chunk == 0)
+		chunk = 1;
 	pt_ids_clear(out);
 	for (;;) {
 		long r, i;
 
-		if (info)
-			r = pidmap_info_view(procfs_fd, target, start, recs, chunk,
-					     flags & ~PIDMAP_INFO, sizeof(recs[0]),
-					     PIDMAP_INFO_ALL_V2);
-		else
-			r = is_fdmap ? fdmap_at(target, start, buf, chunk, flags)
-				     : pidmap_view(procfs_fd, target, start, buf, chunk, flags);
+		switch (kind) {
+		case PT_PIDMAP_INFO:
+			r = pidmap_info_list(scope, pidfd, view_fd, filter, cursor, recs, chunk,
+					     sizeof(recs[0]), PIDMAP_INFO_ALL_V3);
+			break;
+		case PT_FDMAP:
+			r = fdmap_list(pidfd, view_fd, (__u32)cursor, fds, chunk);
+			break;
+		default:
+			r = pidmap_list(scope, pidfd, view_fd, filter, cursor, ids, chunk);
+			break;
+		}
 		st->calls++;
 		if (r < 0)
 			return errno;
@@ -379,46 +391,49 @@ static __attribute__((unused)) int pt_enumerate_view(int is_fdmap, int procfs_fd
 			st->overrun++;
 			r = chunk;
 		}
-		for (i = 0; info && i < r; i++) {
-			buf[i] = recs[i].tid;
-			st->records++;
-			if (recs[i].mask &&
-			    !pt_full_mask_ok(recs[i].mask, procfs_fd, flags, recs[i].tid))
-				st->badrec++;
-		}
 		for (i = 0; i < r; i++) {
-			int x = buf[i];
+			long x;
 
+			if (kind == PT_PIDMAP_INFO) {
+				x = recs[i].tid;
+				st->records++;
+				if (recs[i].mask != PIDMAP_INFO_ALL_V3 || recs[i].tgid <= 0 ||
+				    !recs[i].pidfs_id)
+					st->badrec++;
+			} else {
+				x = kind == PT_FDMAP ? (long)fds[i] : (long)ids[i];
+			}
 			/*
-			 * Resuming at last + 1 means anything <= prev is
-			 * either a repeat (already in `out`) or a step back.
-			 * Neither is stored, so `out` stays sorted.
+			 * Resuming after the last id means anything <= prev
+			 * is either a repeat (already in @out) or a step back.
+			 * Neither is stored, so @out stays sorted.
 			 */
-			if (x <= prev) {
-				if (pt_ids_has(out, x))
+			if (x <= prev || (kind != PT_FDMAP && x <= (long)cursor) ||
+			    (kind == PT_FDMAP && x < (long)cursor)) {
+				if (pt_ids_has(out, (int)x))
 					st->dups++;
 				else
 					st->order++;
 				continue;
 			}
-			pt_ids_push(out, x);
+			pt_ids_push(out, (int)x);
 			prev = x;
 		}
 		/* A call with nothing new would loop forever: report it. */
-		if (prev < start)
+		if (prev < 0 || (kind == PT_FDMAP ? prev < (long)cursor : prev <= (long)cursor))
 			return EDEADLK;
-		if (prev == 0x7fffffff)
+		if (prev >= 0x7fffffff)
 			return 0;
-		start = prev + 1;
+		cursor = kind == PT_FDMAP ? (__u64)prev + 1 : (__u64)prev;
 	}
 }
 
 /* The default view (pidmap) or the caller's pid namespace (fdmap). */
-static __attribute__((unused)) int pt_enumerate(int is_fdmap, int target, unsigned int flags,
-			unsigned int chunk, struct pt_ids *out,
+static __attribute__((unused)) int pt_enumerate(enum pt_kind kind, __u32 scope, int pidfd,
+			__u32 filter, unsigned int chunk, struct pt_ids *out,
 			struct pt_enum_stats *st)
 {
-	return pt_enumerate_view(is_fdmap, 0, target, flags, chunk, out, st);
+	return pt_enumerate_view(kind, 0, scope, pidfd, filter, chunk, out, st);
 }
 
 /* ------------------------------------------------------------------ */
@@ -489,12 +504,12 @@ static __attribute__((unused)) int pt_proc_all_tasks(struct pt_ids *out)
 }
 
 /*
- * The thread groups, found without the leader marks that PIDMAP_PROC and
+ * The thread groups, found without the leader marks that PIDMAP_SCOPE_PROCS and
  * (with the series) /proc readdir both walk: the Tgid: of every task an
- * ALL_TASKS walk lists.  Tasks that exit meanwhile are skipped; the caller
+ * SCOPE_TASKS walk lists.  Tasks that exit meanwhile are skipped; the caller
  * retries a comparison that a coming or going task disturbed.
  */
-static __attribute__((unused)) int pt_tgids_of_all_tasks(unsigned int flags, struct pt_ids *out)
+static __attribute__((unused)) int pt_tgids_of_all_tasks(__u32 filter, struct pt_ids *out)
 {
 	struct pt_enum_stats st = { 0 };
 	struct pt_ids all = { 0 };
@@ -502,7 +517,7 @@ static __attribute__((unused)) int pt_tgids_of_all_tasks(unsigned int flags, str
 	int e;
 
 	pt_ids_clear(out);
-	e = pt_enumerate(0, 0, PIDMAP_ALL_TASKS | flags, 256, &all, &st);
+	e = pt_enumerate(PT_PIDMAP, PIDMAP_SCOPE_TASKS, 0, filter, 256, &all, &st);
 	if (e)
 		return e;
 	for (i = 0; i < all.n; i++) {

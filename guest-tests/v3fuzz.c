@@ -2,7 +2,9 @@
 /*
  * v3fuzz: randomized hostile arguments for the v3 ABI of pidmap(2) (473),
  * pidmap_info(2) (474) and fdmap(2) (475): the port of guest-tests/fuzz.c
- * and guest-tests/infofuzz.c, in one program.
+ * and guest-tests/infofuzz.c (v2), in one program.  `cargo xtask qemu-test`
+ * runs it as c/v3fuzz: it mounts the two hidepid= views itself, in a mount
+ * namespace of its own.
  *
  * Two phases, each in its own child: as root, then as uid/gid 65534
  * (setresgid/setresuid after fork, then PR_SET_DUMPABLE so that its own
@@ -23,7 +25,8 @@
  * (PIDFD_THREAD), of a live child, of a zombie child, of a reaped child, of
  * init; PIDFD_SELF_THREAD, PIDFD_SELF_THREAD_GROUP; fd 0 (/dev/null), a
  * closed fd, a pipe, a procfs fd, a negative number) and the procfs fd
- * (/proc O_RDONLY, /proc2 mounted hidepid=invisible, /proc3 hidepid=noaccess,
+ * (/proc O_RDONLY, /proc2 mounted hidepid=invisible, /proc3 hidepid=noaccess
+ * (both at VIEW_DIR, mounted by main() in a private mount namespace),
  * /proc O_PATH, /proc/self (procfs, not its root), /proc/version, /, closed,
  * negative, 0).
  *
@@ -68,6 +71,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -75,22 +80,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/pidfd.h>
-#include <linux/pidmap.h>
-#include <linux/fdmap.h>
+/*
+ * <linux/pidmap.h>, <linux/fdmap.h> (or their copies), PIDFD_THREAD and
+ * PIDFD_SELF_*: <linux/pidfd.h> itself clashes with glibc's <fcntl.h>.
+ */
+#include "pidmap_uapi.h"
 
-#ifndef PIDFD_SELF_THREAD
-#define PIDFD_SELF_THREAD		-10000
-#endif
-#ifndef PIDFD_SELF_THREAD_GROUP
-#define PIDFD_SELF_THREAD_GROUP		-10001
-#endif
-#define NR_PIDMAP	473
-#define NR_PIDMAP_INFO	474
-#define NR_FDMAP	475
-#define NR_PIDFD_OPEN	434
+#define NR_PIDMAP	__NR_pidmap
+#define NR_PIDMAP_INFO	__NR_pidmap_info
+#define NR_FDMAP	__NR_fdmap
+#define NR_PIDFD_OPEN	__NR_pidfd_open
 
 #define PAGE		4096
+#define VIEW_DIR	"/tmp/v3fuzz"		/* where the views are mounted */
+#define PROC2		VIEW_DIR "/proc2"	/* hidepid=invisible */
+#define PROC3		VIEW_DIR "/proc3"	/* hidepid=noaccess */
 #define MAX_NR		1000000UL
 #define PID_MAX_LIMIT	(4 * 1024 * 1024)	/* x86_64 */
 #define FILL		0xa5
@@ -333,8 +337,8 @@ static void setup(void)
 		vfd[v] = -1;
 	vfd[V_NONE] = 0;
 	vfd[V_PROC] = open("/proc", O_RDONLY | O_DIRECTORY);
-	vfd[V_PROC_INVIS] = open("/proc2", O_RDONLY | O_DIRECTORY);
-	vfd[V_PROC_NOACC] = open("/proc3", O_RDONLY | O_DIRECTORY);
+	vfd[V_PROC_INVIS] = open(PROC2, O_RDONLY | O_DIRECTORY);
+	vfd[V_PROC_NOACC] = open(PROC3, O_RDONLY | O_DIRECTORY);
 	vfd[V_OPATH] = open("/proc", O_PATH);
 	vfd[V_NONROOT] = open("/proc/self", O_RDONLY | O_DIRECTORY);
 	vfd[V_REGULAR] = fd_procfs_file;
@@ -348,7 +352,7 @@ static void setup(void)
 	have_proc2 = vfd[V_PROC_INVIS] >= 0;
 	have_proc3 = vfd[V_PROC_NOACC] >= 0;
 	if (!have_proc2 || !have_proc3)
-		die("/proc2 or /proc3 (the init mounts them hidepid=invisible/noaccess)");
+		die(PROC2 " or " PROC3 " (main() mounts them hidepid=invisible/noaccess)");
 
 	/* the references, fixed from here on */
 	ref_tids[nref_tids++] = self_pid;
@@ -642,27 +646,34 @@ static int kernel_buf(const struct call *c)
 	return c->buf == B_KERNEL || c->buf == B_NONCANON;
 }
 
+/*
+ * The checks all three calls open with, in the kernel's order: flags (0),
+ * nr (at most 1,000,000), the buffer's address for pidmap(2) and fdmap(2)
+ * (access_ok() of nr entries; pidmap_info(2) checks it only once it knows
+ * info_size), then the request's pointer and size (req_errno()).  The
+ * errno of the first that fails, or 0.
+ */
+static int oracle_opening(const struct call *c, size_t ver0)
+{
+	if (c->flags)
+		return EINVAL;
+	if (c->nr > MAX_NR)
+		return EOVERFLOW;
+	if (c->kind != K_INFO && kernel_buf(c))
+		return EFAULT;
+	return req_errno(c, ver0);
+}
+
 /* Set want_err, ref for a pidmap/pidmap_info call. */
 static void oracle_pidmap(struct call *c)
 {
 	const struct pidmap_req *q = &c->pr;
 	int e, alt = 0;
 
-	c->want_err = 0;
 	c->have_ref = 0;
-	if (c->flags)
-		goto einval;
-	if (c->nr > MAX_NR) {
-		c->want_err = EOVERFLOW;
+	c->want_err = oracle_opening(c, PIDMAP_REQ_SIZE_VER0);
+	if (c->want_err)
 		return;
-	}
-	if (c->kind == K_PIDMAP && kernel_buf(c))
-		goto efault;
-	e = req_errno(c, PIDMAP_REQ_SIZE_VER0);
-	if (e) {
-		c->want_err = e;
-		return;
-	}
 	if (q->scope > PIDMAP_SCOPE_CHILDREN ||
 	    (q->filter & ~(PIDMAP_FILTER_NO_KTHREADS | PIDMAP_VIEW_PROCFS)))
 		goto einval;
@@ -739,23 +750,10 @@ static void oracle_fdmap(struct call *c)
 	const struct fdmap_req *q = &c->fr;
 	int e, alt = 0;
 
-	c->want_err = 0;
 	c->have_ref = 0;
-	if (c->flags)
-		goto einval;
-	if (c->nr > MAX_NR) {
-		c->want_err = EOVERFLOW;
+	c->want_err = oracle_opening(c, FDMAP_REQ_SIZE_VER0);
+	if (c->want_err)
 		return;
-	}
-	if (kernel_buf(c)) {
-		c->want_err = EFAULT;
-		return;
-	}
-	e = req_errno(c, FDMAP_REQ_SIZE_VER0);
-	if (e) {
-		c->want_err = e;
-		return;
-	}
 	if (q->__reserved || (q->view & ~FDMAP_VIEW_PROCFS))
 		goto einval;
 	if (q->procfs_fd && !(q->view & FDMAP_VIEW_PROCFS))
@@ -1264,6 +1262,22 @@ static void phase(const char *name, int nobody, unsigned long nlist, unsigned lo
 	}
 }
 
+/*
+ * PROC2 (hidepid=invisible) and PROC3 (hidepid=noaccess), in a mount
+ * namespace of our own so that nothing outlives the test.
+ */
+static void mount_views(void)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		die("private mount namespace");
+	mkdir(VIEW_DIR, 0755);
+	mkdir(PROC2, 0755);
+	mkdir(PROC3, 0755);
+	if (mount("proc", PROC2, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") ||
+	    mount("proc", PROC3, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=noaccess"))
+		die("mount the hidepid= views");
+}
+
 int main(void)
 {
 	const char *seed_env = getenv("V3FUZZ_SEED");
@@ -1285,6 +1299,7 @@ int main(void)
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (st == MAP_FAILED)
 		die("mmap stats");
+	mount_views();
 	printf("v3fuzz: seed=%#llx listing calls/phase=%lu record calls/phase=%lu\n",
 	       (unsigned long long)seed, nlist, ninfo);
 
