@@ -114,6 +114,16 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
         &kernel.headers(),
     )?;
 
+    // Runs a program as another uid (with that gid as its only group): the
+    // kselftests' uid 65534 runs.
+    compile_c(
+        kernel.arch,
+        &workspace_root().join("guest-tests/helpers/runas.c"),
+        &stage.path("bin/runas"),
+        None,
+        &kernel.headers(),
+    )?;
+
     let mut env = String::from("# written by cargo xtask: what this boot is for\n");
     let (mode_name, command) = match mode {
         Mode::Test => ("test", None),
@@ -342,12 +352,75 @@ pub fn add_cli(stage: &Stage, arch: Arch) -> Result<()> {
     stage.add_file(exe, "bin/pidmap")
 }
 
-/// Builds the series' kselftests (tools/testing/selftests/pidmap) static.
+/// The series' kselftest suites (tools/testing/selftests/<suite>).
+const KSELFTEST_SUITES: [&str; 2] = ["pidmap", "fdmap"];
+
+/// How the guest runs each kselftest program, as the v3 guest's init does
+/// (kernel-patches/v3/tools/init): (program, uid, extra arguments). uid
+/// 65534 runs through /bin/runas; `-F root` filters out the fixtures only
+/// root can run.
+const KSELFTEST_RUNS: [(&str, u32, &str); 8] = [
+    ("fdmap_test", 0, ""),
+    ("fdmap_test", 65534, "-F root"),
+    ("fdmap_view_test", 0, ""),
+    ("pidmap_test", 0, ""),
+    ("pidmap_test", 65534, ""),
+    ("pidmap_info_test", 0, ""),
+    ("pidmap_info_test", 65534, "-F root"),
+    ("pidmap_view_test", 0, ""),
+];
+
+/// The programs also built 32-bit (i686) for the x86_64 kernel's compat
+/// entry, run as root: (suite, program).
+const KSELFTEST_M32: [(&str, &str); 3] = [
+    ("fdmap", "fdmap_test"),
+    ("pidmap", "pidmap_test"),
+    ("pidmap", "pidmap_info_test"),
+];
+
+/// One kselftest run as a /tests/kselftest/<name> script. Any exit status
+/// but 0 fails, a skip (4) included, and so does any test case the
+/// harness reports as skipped (`# SKIP`): in this guest the syscalls must
+/// exist, so a test that cannot run is a broken test.
+fn kselftest_wrapper(prog: &str, uid: u32, args: &str) -> String {
+    let run = if uid == 0 {
+        format!("/libexec/kselftest/{prog} {args}")
+    } else {
+        format!("/bin/runas {uid} /libexec/kselftest/{prog} {args}")
+    };
+    format!(
+        "#!/bin/sh\n\
+         # written by cargo xtask: {prog} as uid {uid}\n\
+         out=/tmp/kselftest.$$\n\
+         {run} >\"$out\" 2>&1\n\
+         rc=$?\n\
+         cat \"$out\"\n\
+         if grep -q '# SKIP' \"$out\"; then\n\
+         \techo \"kselftest {prog}: a test case was skipped: a failure here\"\n\
+         \t[ \"$rc\" -eq 0 ] && rc=4\n\
+         fi\n\
+         rm -f \"$out\"\n\
+         exit $rc\n",
+        run = run.trim_end()
+    )
+}
+
+/// Builds the series' kselftests (tools/testing/selftests/pidmap and
+/// fdmap) static, and on x86_64 the -m32 ones, into /libexec/kselftest;
+/// each run of [`KSELFTEST_RUNS`] (and each -m32 program) becomes a
+/// script in /tests/kselftest. Returns how many runs.
 pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
-    let suite = kernel.src.join("tools/testing/selftests/pidmap");
-    if !suite.exists() {
-        step("the series has no tools/testing/selftests/pidmap yet");
-        return Ok(0);
+    let selftests = kernel.src.join("tools/testing/selftests");
+    let suites: Vec<&str> = KSELFTEST_SUITES
+        .iter()
+        .copied()
+        .filter(|s| selftests.join(s).exists())
+        .collect();
+    if suites.len() != KSELFTEST_SUITES.len() {
+        bail!(
+            "the series lacks a kselftest suite: want {KSELFTEST_SUITES:?} in {}, found {suites:?}",
+            selftests.display()
+        );
     }
     // With O= the selftests build below <O>/kselftest, next to the headers.
     let out = &kernel.build;
@@ -355,9 +428,9 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
         run_quiet(
             with_ccache(&mut Command::new("make"))
                 .arg("-C")
-                .arg(kernel.src.join("tools/testing/selftests"))
+                .arg(&selftests)
                 .args(kernel.arch.make_vars())
-                .arg("TARGETS=pidmap")
+                .arg(format!("TARGETS={}", KSELFTEST_SUITES.join(" ")))
                 .arg(format!("O={}", out.display()))
                 .arg(format!(
                     "KHDR_INCLUDES=-isystem {}",
@@ -367,23 +440,57 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
                 .arg("all"),
         )
     })?;
-    let built = out.join("kselftest/pidmap");
-    let mut count = 0;
-    let mut entries: Vec<PathBuf> = fs::read_dir(&built)
-        .with_context(|| format!("the kselftest build left nothing in {}", built.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        if is_elf_executable(&path)? {
-            let name = path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            stage.add_file(&path, &format!("tests/kselftest/{name}"))?;
-            count += 1;
+    for suite in KSELFTEST_SUITES {
+        let built = out.join("kselftest").join(suite);
+        let entries = fs::read_dir(&built)
+            .with_context(|| format!("the kselftest build left nothing in {}", built.display()))?;
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if is_elf_executable(&path)? {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                stage.add_file(&path, &format!("libexec/kselftest/{name}"))?;
+            }
         }
+    }
+    let mut count = 0;
+    for (prog, uid, args) in KSELFTEST_RUNS {
+        if !stage.path(&format!("libexec/kselftest/{prog}")).exists() {
+            bail!("the kselftest build made no {prog}");
+        }
+        let name = if uid == 0 {
+            prog.to_string()
+        } else {
+            format!("{prog}-{uid}")
+        };
+        stage.write(
+            &format!("tests/kselftest/{name}"),
+            &kselftest_wrapper(prog, uid, args),
+            0o755,
+        )?;
+        count += 1;
+    }
+    if kernel.arch == Arch::X86_64 {
+        timed("building the -m32 kselftests static", || {
+            for (suite, prog) in KSELFTEST_M32 {
+                let name = format!("{prog}_m32");
+                let mut cmd = Command::new("i686-linux-gnu-gcc");
+                cmd.args(["-static", "-O2", "-g", "-Wall", "-pthread"])
+                    .arg("-isystem")
+                    .arg(kernel.headers())
+                    .arg("-isystem")
+                    .arg(kernel.src.join("tools/include/uapi"))
+                    .arg("-o")
+                    .arg(stage.path(&format!("libexec/kselftest/{name}")))
+                    .arg(selftests.join(suite).join(format!("{prog}.c")));
+                run_quiet(&mut cmd).with_context(|| format!("cannot compile {prog}.c for i386"))?;
+                stage.write(
+                    &format!("tests/kselftest/{name}"),
+                    &kselftest_wrapper(&name, 0, ""),
+                    0o755,
+                )?;
+            }
+            Ok(())
+        })?;
+        count += KSELFTEST_M32.len();
     }
     Ok(count)
 }
