@@ -93,22 +93,28 @@ static pid_t spawn_parent(int n, int ready)
 	return pid;
 }
 
-/* One chunked CHILDREN enumeration of @pid; returns the count. */
-static long list_children(pid_t pid)
+/*
+ * One chunked PIDMAP_SCOPE_CHILDREN enumeration of the process of
+ * @pidfd, resuming after the last id returned; returns the count.
+ */
+static long list_children(int pidfd)
 {
-	static int buf[CHUNK];
+	static __u32 buf[CHUNK];
 	long total = 0;
-	int start = 0;
+	__u64 last = 0;
 
 	for (;;) {
-		long r = pidmap_at(pid, start, buf, CHUNK, PIDMAP_CHILDREN);
+		long r = pidmap_list(PIDMAP_SCOPE_CHILDREN, pidfd, 0, 0, last, buf, CHUNK);
 
 		if (r < 0)
-			pt_die("pidmap CHILDREN of %d", pid);
+			pt_die("pidmap CHILDREN of pidfd %d", pidfd);
 		if (r == 0)
 			return total;
+		if (buf[r - 1] <= last)
+			pt_die("pidmap CHILDREN of pidfd %d did not advance past %llu", pidfd,
+			       (unsigned long long)last);
 		total += r;
-		start = buf[r - 1] + 1;
+		last = buf[r - 1];
 	}
 }
 
@@ -221,6 +227,7 @@ int main(void)
 	double fork_idle[TRIALS], fork_loaded[TRIALS];
 	int ready[2], go[2], answer[2], t, have_lockstat, failed = 0;
 	pid_t big, small, fk;
+	int big_fd, small_fd;
 	double t0, list_secs = 0, start = pt_now();
 	int listings = 0;
 	long n;
@@ -251,12 +258,14 @@ int main(void)
 	small = spawn_parent(SMALL, ready[1]);
 	if (read(ready[0], &c, 1) != 1)
 		pt_die("the %d-child parent did not start", SMALL);
+	big_fd = pt_pidfd(big, 0);
+	small_fd = pt_pidfd(small, 0);
 	printf("lockstat: %d + %d children in %.1f s\n", nbig, SMALL, pt_now() - t0);
 	fflush(stdout);
 	t0 = pt_now();
-	n = list_children(big);
+	n = list_children(big_fd);
 	printf("lockstat: one listing of %ld children in %.3f s\n", n, pt_now() - t0);
-	if (n != nbig || list_children(small) != SMALL) {
+	if (n != nbig || list_children(small_fd) != SMALL) {
 		pt_err("CHILDREN lists %ld of %d children", n, nbig);
 		failed = 1;
 	}
@@ -283,13 +292,13 @@ int main(void)
 		if (have_lockstat) {
 			write_str("/proc/lock_stat", "0");
 			t0 = pt_now();
-			list_children(big);
-			list_children(big);
+			list_children(big_fd);
+			list_children(big_fd);
 			list_secs = pt_now() - t0;
 			hold_big[t] = read_hold_max(&acq_big[t]);
 			write_str("/proc/lock_stat", "0");
 			for (end = pt_now() + list_secs; pt_now() < end;)
-				list_children(small);
+				list_children(small_fd);
 			hold_small[t] = read_hold_max(&acq_small[t]);
 			write_str("/proc/lock_stat", "0");
 			usleep((useconds_t)(list_secs * 1e6));
@@ -311,7 +320,7 @@ int main(void)
 			struct timeval tv = { 0, 0 };
 			fd_set rd;
 
-			list_children(big);
+			list_children(big_fd);
 			listings++;
 			FD_ZERO(&rd);
 			FD_SET(answer[0], &rd);

@@ -10,17 +10,21 @@
  * private mount namespace (unshare(CLONE_NEWNS), make / rprivate) and
  * mounts a fresh proc on /proc.
  *
- * Once the whole tree is up, each level compares its PIDMAP_PROC and
- * PIDMAP_ALL_TASKS listings (with and without IGNORE_KTHREADS, in chunks of
- * 7 and in one call) with a readdir of its own /proc and /proc/PID/task,
- * checks that they start at 1, that TASKS and CHILDREN match, and that
- * numbers of processes outside it (the outer levels' pids) give ESRCH.
+ * Once the whole tree is up, each level compares its PIDMAP_SCOPE_PROCS and
+ * PIDMAP_SCOPE_TASKS listings (with and without PIDMAP_FILTER_NO_KTHREADS,
+ * in chunks of 1 and 7 and in one call) with a readdir of its own /proc
+ * and /proc/PID/task, checks that they start at 1, that THREADS and
+ * CHILDREN (of a pidfd, and of PIDFD_SELF_THREAD_GROUP) match /proc, and
+ * that pidfds of processes outside it (every outer level's init, inherited
+ * across the forks) give ESRCH for THREADS, CHILDREN and fdmap.
  * The level that unshared is still in its old namespace, so its listings,
  * taken after the unshare, must still be those of its own level.
  * Finally level 0 maps every task to its pid at every level (NSpid in
  * /proc/PID/task/TID/status) and checks that each level's listing is
  * exactly the ids of the tasks inside that level: no pid from outside,
- * by identity rather than by number.
+ * by identity rather than by number; and that the same listings through
+ * each level's procfs mount as the view (PIDMAP_VIEW_PROCFS on
+ * /proc/<its init>/root/proc) are that level's ids too.
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
 #include "parked_process.h"
@@ -50,6 +54,8 @@ static struct shared {
 } *sh;
 
 static int release_rd, release_wr;	/* EOF on release_rd: tear down */
+/* pidfds of the inits of the levels above, inherited by the levels below. */
+static int outer_fd[LEVELS + 1];
 
 #define check(ok, ...) pt_check(&sh->checks, &sh->failures, (ok), __VA_ARGS__)
 
@@ -59,19 +65,27 @@ static pid_t sleeper(int threads)
 	return parked_process(threads, release_rd, release_wr, NULL, NULL);
 }
 
-static void list(pid_t pid, unsigned int flags, unsigned int chunk, struct pt_ids *out,
-		 const char *what, int level)
+/* pidmap(2) of @scope (@pidfd: the target, 0 for PROCS and TASKS) through @view_fd. */
+static void list_view(int view_fd, __u32 scope, int pidfd, __u32 filter, unsigned int chunk,
+		      struct pt_ids *out, const char *what, int level)
 {
 	struct pt_enum_stats st = { 0 };
-	int e = pt_enumerate(0, pid, flags, chunk, out, &st);
+	int e = pt_enumerate_view(PT_PIDMAP, view_fd, scope, pidfd, filter, chunk, out, &st);
 
 	__atomic_fetch_add(&sh->calls, st.calls, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->dups, st.dups + st.order, __ATOMIC_RELAXED);
-	check(e == 0, "level %d: %s (pid %d, flags %#x, chunk %u): %s", level, what, pid,
-	      flags, chunk, strerror(e));
+	check(e == 0, "level %d: %s (%s, pidfd %d, filter %#x, chunk %u): %s", level, what,
+	      pt_scope_name(scope), pidfd, filter, chunk, strerror(e));
 	check(st.dups + st.order + st.overrun == 0,
 	      "level %d: %s: %lu dups, %lu out of order, %lu overruns", level, what,
 	      st.dups, st.order, st.overrun);
+}
+
+/* The same in the default view. */
+static void list(__u32 scope, int pidfd, __u32 filter, unsigned int chunk, struct pt_ids *out,
+		 const char *what, int level)
+{
+	list_view(0, scope, pidfd, filter, chunk, out, what, level);
 }
 
 static void expect_equal(const struct pt_ids *got, const struct pt_ids *want,
@@ -100,9 +114,10 @@ static void expect_equal(const struct pt_ids *got, const struct pt_ids *want,
 static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded)
 {
 	struct pt_ids proc = { 0 }, tasks = { 0 }, a = { 0 }, b = { 0 }, ref = { 0 };
-	static const unsigned int mods[] = { 0, PIDMAP_IGNORE_KTHREADS };
+	static const __u32 mods[] = { 0, PIDMAP_FILTER_NO_KTHREADS };
 	int tries = level ? 1 : 20, t, m, ok = 0;
 	pid_t me = getpid();
+	int fd_threaded, fd_me;
 	char path[64];
 	size_t i;
 
@@ -111,8 +126,8 @@ static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded
 
 		if (pt_proc_tgids(&proc) || pt_proc_all_tasks(&tasks))
 			pt_die("level %d: readdir /proc", level);
-		list(0, PIDMAP_PROC, 7, &a, "PROC", level);
-		list(0, PIDMAP_ALL_TASKS, 7, &b, "ALL_TASKS", level);
+		list(PIDMAP_SCOPE_PROCS, 0, 0, 7, &a, "PROCS", level);
+		list(PIDMAP_SCOPE_TASKS, 0, 0, 7, &b, "TASKS", level);
 		if (pt_proc_tgids(&p2) || pt_proc_all_tasks(&t2))
 			pt_die("level %d: readdir /proc", level);
 		/* Agree with a /proc snapshot taken before or after. */
@@ -124,8 +139,8 @@ static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded
 			usleep(50000);
 	}
 	if (!ok) {
-		expect_equal(&a, &proc, "PIDMAP_PROC vs readdir(/proc)", level);
-		expect_equal(&b, &tasks, "PIDMAP_ALL_TASKS vs readdir(/proc/*/task)", level);
+		expect_equal(&a, &proc, "SCOPE_PROCS vs readdir(/proc)", level);
+		expect_equal(&b, &tasks, "SCOPE_TASKS vs readdir(/proc/*/task)", level);
 	} else {
 		check(1, "listings agree");
 	}
@@ -139,16 +154,15 @@ static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded
 			size_t c;
 
 			for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
-				list(0, PIDMAP_PROC | mods[m], chunks[c], &a, "PROC", level);
-				expect_equal(&a, &proc, m ? "PROC|IGNORE_KTHREADS" : "PROC", level);
-				list(0, PIDMAP_ALL_TASKS | mods[m], chunks[c], &a, "ALL_TASKS", level);
-				expect_equal(&a, &tasks, m ? "ALL_TASKS|IGNORE_KTHREADS" : "ALL_TASKS",
-					     level);
+				list(PIDMAP_SCOPE_PROCS, 0, mods[m], chunks[c], &a, "PROCS", level);
+				expect_equal(&a, &proc, m ? "PROCS|NO_KTHREADS" : "PROCS", level);
+				list(PIDMAP_SCOPE_TASKS, 0, mods[m], chunks[c], &a, "TASKS", level);
+				expect_equal(&a, &tasks, m ? "TASKS|NO_KTHREADS" : "TASKS", level);
 			}
 		}
 		check(proc.n && proc.v[0] == 1, "level %d: PROC does not start at 1 (first %d)",
 		      level, proc.n ? proc.v[0] : -1);
-		check(tasks.n && tasks.v[0] == 1, "level %d: ALL_TASKS does not start at 1", level);
+		check(tasks.n && tasks.v[0] == 1, "level %d: TASKS does not start at 1", level);
 		check(me == 1, "level %d: init is pid %d, not 1", level, me);
 		/* Stored for level 0's identity check. */
 		check(proc.n <= MAXIDS && tasks.n <= MAXIDS, "level %d: too many ids", level);
@@ -157,61 +171,62 @@ static void level_checks(int level, const pid_t *kids, int nkids, pid_t threaded
 		memcpy(sh->lv[level].proc, proc.v, (size_t)sh->lv[level].nproc * sizeof(int));
 		memcpy(sh->lv[level].task, tasks.v, (size_t)sh->lv[level].ntask * sizeof(int));
 	} else {
-		/* The init namespace: our own processes, and kthreadd without the modifier. */
+		/* The init namespace: our own processes. */
 		for (i = 0; i < (size_t)nkids; i++)
-			check(pt_ids_has(&a, kids[i]), "level 0: child %d missing from PROC", kids[i]);
+			check(pt_ids_has(&a, kids[i]), "level 0: child %d missing from PROCS", kids[i]);
 	}
 
-	/* TASKS of the threaded sleeper, and of ourselves. */
-	list(threaded, PIDMAP_TASKS, 7, &a, "TASKS(sleeper)", level);
+	/* THREADS of the threaded sleeper, and of ourselves. */
+	fd_threaded = pt_pidfd(threaded, 0);
+	fd_me = pt_pidfd(me, 0);
+	list(PIDMAP_SCOPE_THREADS, fd_threaded, 0, 7, &a, "THREADS(sleeper)", level);
 	snprintf(path, sizeof(path), "/proc/%d/task", threaded);
 	pt_ids_clear(&ref);
 	if (pt_readdir_ids(path, &ref))
 		pt_die("readdir %s", path);
-	expect_equal(&a, &ref, "TASKS(threaded sleeper)", level);
+	expect_equal(&a, &ref, "THREADS(threaded sleeper)", level);
 	check(a.n == 4, "level %d: threaded sleeper has %zu tasks, want 4", level, a.n);
-	list(0, PIDMAP_TASKS, 7, &a, "TASKS(0)", level);
-	check(a.n == 1 && a.v[0] == me, "level %d: TASKS(0) is not just %d", level, me);
+	list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 7, &a, "THREADS(self)", level);
+	check(a.n == 1 && a.v[0] == me, "level %d: THREADS(self) is not just %d", level, me);
+	list(PIDMAP_SCOPE_THREADS, fd_me, 0, 7, &a, "THREADS(pidfd of self)", level);
+	check(a.n == 1 && a.v[0] == me, "level %d: THREADS(pidfd of self) is not just %d", level,
+	      me);
 
 	/* CHILDREN: exactly the sleepers and the next level's init. */
 	pt_ids_clear(&ref);
 	for (i = 0; i < (size_t)nkids; i++)
 		pt_ids_push(&ref, kids[i]);
 	pt_ids_sort(&ref);
-	list(me, PIDMAP_CHILDREN, 7, &a, "CHILDREN(self)", level);
+	list(PIDMAP_SCOPE_CHILDREN, fd_me, 0, 7, &a, "CHILDREN(pidfd of self)", level);
+	expect_equal(&a, &ref, "CHILDREN(pidfd of self)", level);
+	list(PIDMAP_SCOPE_CHILDREN, PIDFD_SELF_THREAD_GROUP, 0, 7, &a, "CHILDREN(self)", level);
 	expect_equal(&a, &ref, "CHILDREN(self)", level);
-	list(0, PIDMAP_CHILDREN, 7, &a, "CHILDREN(0)", level);
-	expect_equal(&a, &ref, "CHILDREN(0)", level);
+	close(fd_threaded);
+	close(fd_me);
 
-	/* Numbers of outer processes that do not exist here: ESRCH. */
+	/* The inits of the levels above, by pidfd: not in this namespace, ESRCH. */
 	if (level > 0) {
-		pid_t outer[LEVELS + 2];
-		int n = 0, j, one[1];
+		int j, one[1];
+		__u32 ids[1];
 
-		outer[n++] = sh->outer_pid;
-		for (j = 1; j <= level; j++)
-			outer[n++] = sh->lv[j].pid_in_parent;
-		outer[n++] = 4000000;	/* beyond any pid here */
-		for (j = 0; j < n; j++) {
+		for (j = 0; j < level; j++) {
 			long r;
 
-			if (pt_ids_has(&tasks, outer[j]))
-				continue;	/* the number is taken here too */
 			errno = 0;
-			r = pidmap_at(outer[j], 0, one, 1, PIDMAP_TASKS);
+			r = pidmap_list(PIDMAP_SCOPE_THREADS, outer_fd[j], 0, 0, 0, ids, 1);
 			check(r == -1 && errno == ESRCH,
-			      "level %d: TASKS(outer pid %d) = %ld (%s), want ESRCH", level,
-			      outer[j], r, pt_errname(errno));
+			      "level %d: THREADS(pidfd of level %d) = %ld (%s), want ESRCH", level,
+			      j, r, pt_errname(errno));
 			errno = 0;
-			r = pidmap_at(outer[j], 0, one, 1, PIDMAP_CHILDREN);
+			r = pidmap_list(PIDMAP_SCOPE_CHILDREN, outer_fd[j], 0, 0, 0, ids, 1);
 			check(r == -1 && errno == ESRCH,
-			      "level %d: CHILDREN(outer pid %d) = %ld (%s), want ESRCH", level,
-			      outer[j], r, pt_errname(errno));
+			      "level %d: CHILDREN(pidfd of level %d) = %ld (%s), want ESRCH", level,
+			      j, r, pt_errname(errno));
 			errno = 0;
-			r = fdmap_at(outer[j], 0, one, 1, 0);
+			r = fdmap_list(outer_fd[j], 0, 0, one, 1);
 			check(r == -1 && errno == ESRCH,
-			      "level %d: fdmap(outer pid %d) = %ld (%s), want ESRCH", level,
-			      outer[j], r, pt_errname(errno));
+			      "level %d: fdmap(pidfd of level %d) = %ld (%s), want ESRCH", level,
+			      j, r, pt_errname(errno));
 		}
 	}
 	pt_ids_free(&proc);
@@ -239,6 +254,8 @@ static void build_level(int level, int ready_wr)
 
 		if (pipe(p))
 			pt_die("pipe");
+		/* Our pidfd, for the levels below to find outside their namespace. */
+		outer_fd[level] = pt_pidfd(getpid(), 0);
 		/* We stay in our namespace; our next child is pid 1 of a new one. */
 		if (unshare(CLONE_NEWPID))
 			pt_die("unshare(CLONE_NEWPID)");
@@ -290,12 +307,12 @@ static void level_main(int level, int ready_wr)
 			pt_die("stat /proc/self/ns/pid");
 		sh->lv[level].ns_ino = (unsigned long)s.st_ino;
 	}
-	list(0, PIDMAP_PROC, 7, &ids, "PROC (fresh namespace)", level);
+	list(PIDMAP_SCOPE_PROCS, 0, 0, 7, &ids, "PROCS (fresh namespace)", level);
 	check(ids.n == 1 && ids.v[0] == 1,
 	      "level %d: a fresh namespace lists %zu processes (first %d), want just 1",
 	      level, ids.n, ids.n ? ids.v[0] : -1);
-	list(0, PIDMAP_ALL_TASKS, 7, &ids, "ALL_TASKS (fresh namespace)", level);
-	check(ids.n == 1 && ids.v[0] == 1, "level %d: fresh ALL_TASKS is not {1}", level);
+	list(PIDMAP_SCOPE_TASKS, 0, 0, 7, &ids, "TASKS (fresh namespace)", level);
+	check(ids.n == 1 && ids.v[0] == 1, "level %d: fresh TASKS is not {1}", level);
 	pt_ids_free(&ids);
 
 	if (unshare(CLONE_NEWNS))
@@ -357,6 +374,7 @@ static void identity_check(void)
 {
 	struct pt_ids tg = { 0 }, tids = { 0 };
 	struct pt_ids want_proc[LEVELS + 1], want_task[LEVELS + 1];
+	pid_t init0[LEVELS + 1] = { 0 };	/* each level's init, in level 0 */
 	size_t i, j;
 	int k;
 
@@ -380,6 +398,8 @@ static void identity_check(void)
 			n = nspid(tg.v[i], tids.v[j], ids, 8);
 			check(n == depth + 1, "task %d: NSpid has %d levels, want %d",
 			      tids.v[j], n, depth + 1);
+			if (n == depth + 1 && ids[depth] == 1 && tids.v[j] == tg.v[i])
+				init0[depth] = tg.v[i];
 			for (k = 1; k < n && k <= depth; k++) {
 				pt_ids_push(&want_task[k], ids[k]);
 				if (tids.v[j] == tg.v[i])
@@ -396,13 +416,34 @@ static void identity_check(void)
 		pt_ids_sort(&want_task[k]);
 		for (x = 0; x < sh->lv[k].nproc; x++)
 			pt_ids_push(&got, sh->lv[k].proc[x]);
-		snprintf(what, sizeof(what), "PROC vs the level-%d ids of the tasks inside it", k);
+		snprintf(what, sizeof(what), "PROCS vs the level-%d ids of the tasks inside it", k);
 		expect_equal(&got, &want_proc[k], what, 0);
 		pt_ids_clear(&got);
 		for (x = 0; x < sh->lv[k].ntask; x++)
 			pt_ids_push(&got, sh->lv[k].task[x]);
-		snprintf(what, sizeof(what), "ALL_TASKS vs the level-%d ids of the tasks inside it", k);
+		snprintf(what, sizeof(what), "TASKS vs the level-%d ids of the tasks inside it", k);
 		expect_equal(&got, &want_task[k], what, 0);
+		/* From level 0, through level k's own procfs mount as the view. */
+		check(init0[k] > 0, "no init of level %d found by NSpid", k);
+		if (init0[k] > 0) {
+			char path[64];
+			int vfd;
+
+			snprintf(path, sizeof(path), "/proc/%d/root/proc", init0[k]);
+			vfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			check(vfd >= 0, "open %s: %s", path, strerror(errno));
+			if (vfd >= 0) {
+				list_view(vfd, PIDMAP_SCOPE_PROCS, 0, 0, 7, &got, "PROCS(view)", 0);
+				snprintf(what, sizeof(what), "PROCS through %s vs level %d's ids",
+					 path, k);
+				expect_equal(&got, &want_proc[k], what, 0);
+				list_view(vfd, PIDMAP_SCOPE_TASKS, 0, 0, 7, &got, "TASKS(view)", 0);
+				snprintf(what, sizeof(what), "TASKS through %s vs level %d's ids",
+					 path, k);
+				expect_equal(&got, &want_task[k], what, 0);
+				close(vfd);
+			}
+		}
 		/* Each deeper level holds 2 sleepers (5 tasks) + its init. */
 		check(want_proc[k].n == (size_t)(3 * (LEVELS - k + 1)),
 		      "level %d holds %zu processes, want %d", k, want_proc[k].n,

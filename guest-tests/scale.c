@@ -7,21 +7,24 @@
  * pushes the pid IDR three levels deep with N unmarked entries among a few
  * dozen marked ones.  With all of them alive:
  *
- *  1. PIDMAP_ALL_TASKS, in one call and in chunks of 256, equals the /proc
+ *  1. PIDMAP_SCOPE_TASKS, in one call and in chunks of 256, equals the /proc
  *     walk (/proc and every /proc/PID/task).  It walks the IDR's slots, not
  *     the leader marks, so it is the base for the next check.
- *  2. PIDMAP_PROC, in one call and in chunks, equals the thread-group ids
+ *  2. PIDMAP_SCOPE_PROCS, in one call and in chunks, equals the thread-group ids
  *     of all tasks of step 1, each read from /proc/TID/status (the holder's
  *     threads by their /proc/H/task membership).  /proc root itself walks
  *     the same marks on this kernel, so it is compared too, but it is not
  *     the reference.  In particular the holder is listed once and none of
  *     its threads is.
- *  3. PIDMAP_TASKS of the holder, asked by its pid and by one of its thread
- *     ids, in one call and in chunks, equals /proc/H/task: N + 1 ids.
- *  4. PIDMAP_CHILDREN of this process is exactly the holder.
+ *  3. PIDMAP_SCOPE_THREADS of the holder, asked by a pidfd of it and by a
+ *     PIDFD_THREAD pidfd of one of its threads, in one call and in chunks,
+ *     equals /proc/H/task: N + 1 ids.
+ *  4. PIDMAP_SCOPE_CHILDREN of this process (PIDFD_SELF_THREAD_GROUP) is
+ *     exactly the holder.
  *
- * After SIGKILL and the reap, PIDMAP_PROC equals /proc root again without
- * the holder, and PIDMAP_TASKS of the holder's pid is ESRCH.
+ * After SIGKILL and the reap, PIDMAP_SCOPE_PROCS equals /proc root again
+ * without the holder, and SCOPE_THREADS of the holder's pidfd (opened
+ * while it lived) is ESRCH.
  *
  * Kernel workers come and go, so a comparison with /proc is retried a few
  * times before it counts as a failure; the holder's own tasks never move.
@@ -52,9 +55,10 @@ static void fail(const char *fmt, ...)
 	failures++;
 }
 
-/* One call with room for everything: @cap ids. */
-static int list_one_call(pid_t pid, unsigned int flags, struct pt_ids *out, size_t cap)
+/* One call with room for everything: @cap ids (u32, as the ABI has them). */
+static int list_one_call(int pidfd, __u32 scope, struct pt_ids *out, size_t cap)
 {
+	_Static_assert(sizeof(__u32) == sizeof(int), "ids fit an int array");
 	long r;
 
 	pt_ids_clear(out);
@@ -66,7 +70,8 @@ static int list_one_call(pid_t pid, unsigned int flags, struct pt_ids *out, size
 		out->v = v;
 		out->cap = cap;
 	}
-	r = pidmap_at(pid, 0, out->v, (unsigned int)cap, flags);
+	/* Ids fit in 31 bits (pid_max): as ints they sort the same. */
+	r = pidmap_list(scope, pidfd, 0, 0, 0, (__u32 *)out->v, cap);
 	if (r < 0)
 		return errno;
 	if ((size_t)r >= cap)
@@ -78,11 +83,11 @@ static int list_one_call(pid_t pid, unsigned int flags, struct pt_ids *out, size
 	return 0;
 }
 
-/* Chunks of 256: the ABI's resume-at-last+1 loop, checked call by call. */
-static int list_chunked(pid_t pid, unsigned int flags, struct pt_ids *out)
+/* Chunks of 256: the ABI's resume-after-last_id loop, checked call by call. */
+static int list_chunked(int pidfd, __u32 scope, struct pt_ids *out)
 {
 	struct pt_enum_stats st = { 0 };
-	int e = pt_enumerate(0, pid, flags, 256, out, &st);
+	int e = pt_enumerate(PT_PIDMAP, scope, pidfd, 0, 256, out, &st);
 
 	if (!e && (st.dups || st.order || st.overrun))
 		return EDOM;
@@ -126,22 +131,22 @@ static void leaders_of(const struct pt_ids *tasks, const struct pt_ids *holder_s
  * Compare one pidmap listing with its reference, up to ATTEMPTS times
  * (kernel workers may start or end in between).  @how names the listing.
  */
-typedef int (*lister)(pid_t pid, unsigned int flags, struct pt_ids *out);
+typedef int (*lister)(int pidfd, __u32 scope, struct pt_ids *out);
 typedef void (*reference)(struct pt_ids *out, void *ctx);
 
-static int one_call_lister(pid_t pid, unsigned int flags, struct pt_ids *out)
+static int one_call_lister(int pidfd, __u32 scope, struct pt_ids *out)
 {
-	return list_one_call(pid, flags, out, one_call_cap);
+	return list_one_call(pidfd, scope, out, one_call_cap);
 }
 
-static void settle(const char *how, lister list, pid_t pid, unsigned int flags,
+static void settle(const char *how, lister list, int pidfd, __u32 scope,
 		   reference ref, void *ctx)
 {
 	struct pt_ids got = { 0 }, want = { 0 };
 	int attempt, e = 0;
 
 	for (attempt = 1; attempt <= ATTEMPTS; attempt++) {
-		e = list(pid, flags, &got);
+		e = list(pidfd, scope, &got);
 		if (e)
 			break;
 		ref(&want, ctx);
@@ -164,6 +169,7 @@ out:
 
 struct world {
 	pid_t holder;
+	int holder_fd;			/* a pidfd of it */
 	struct pt_ids holder_set;	/* /proc/H/task while alive */
 };
 
@@ -178,10 +184,10 @@ static void ref_leaders(struct pt_ids *out, void *ctx)
 {
 	struct world *w = ctx;
 	struct pt_ids all = { 0 };
-	int e = list_chunked(0, PIDMAP_ALL_TASKS, &all);
+	int e = list_chunked(0, PIDMAP_SCOPE_TASKS, &all);
 
 	if (e)
-		pt_die("PIDMAP_ALL_TASKS for the reference: %s", pt_errname(e));
+		pt_die("PIDMAP_SCOPE_TASKS for the reference: %s", pt_errname(e));
 	leaders_of(&all, &w->holder_set, w->holder, out);
 	pt_ids_free(&all);
 }
@@ -222,23 +228,29 @@ static void check_loaded(struct world *w)
 	};
 	char how[128];
 	pid_t thread;
+	int thread_fd;
 
 	holder_tasks(w->holder, &w->holder_set);
 	thread = w->holder_set.v[w->holder_set.n / 2];
+	thread_fd = pt_pidfd(thread, thread == w->holder ? 0 : PIDFD_THREAD);
 	for (size_t k = 0; k < sizeof(ways) / sizeof(ways[0]); k++) {
-		snprintf(how, sizeof(how), "PIDMAP_ALL_TASKS, %s, vs the /proc walk", ways[k].name);
-		settle(how, ways[k].list, 0, PIDMAP_ALL_TASKS, ref_all_tasks, w);
-		snprintf(how, sizeof(how), "PIDMAP_PROC, %s, vs the Tgid of every task", ways[k].name);
-		settle(how, ways[k].list, 0, PIDMAP_PROC, ref_leaders, w);
-		snprintf(how, sizeof(how), "PIDMAP_PROC, %s, vs readdir /proc", ways[k].name);
-		settle(how, ways[k].list, 0, PIDMAP_PROC, ref_proc_root, w);
-		snprintf(how, sizeof(how), "PIDMAP_TASKS of the holder, %s", ways[k].name);
-		settle(how, ways[k].list, w->holder, PIDMAP_TASKS, ref_holder_tasks, w);
-		snprintf(how, sizeof(how), "PIDMAP_TASKS by thread %d, %s", thread, ways[k].name);
-		settle(how, ways[k].list, thread, PIDMAP_TASKS, ref_holder_tasks, w);
+		snprintf(how, sizeof(how), "SCOPE_TASKS, %s, vs the /proc walk", ways[k].name);
+		settle(how, ways[k].list, 0, PIDMAP_SCOPE_TASKS, ref_all_tasks, w);
+		snprintf(how, sizeof(how), "SCOPE_PROCS, %s, vs the Tgid of every task",
+			 ways[k].name);
+		settle(how, ways[k].list, 0, PIDMAP_SCOPE_PROCS, ref_leaders, w);
+		snprintf(how, sizeof(how), "SCOPE_PROCS, %s, vs readdir /proc", ways[k].name);
+		settle(how, ways[k].list, 0, PIDMAP_SCOPE_PROCS, ref_proc_root, w);
+		snprintf(how, sizeof(how), "SCOPE_THREADS of the holder's pidfd, %s",
+			 ways[k].name);
+		settle(how, ways[k].list, w->holder_fd, PIDMAP_SCOPE_THREADS, ref_holder_tasks, w);
+		snprintf(how, sizeof(how), "SCOPE_THREADS of thread %d's pidfd, %s", thread,
+			 ways[k].name);
+		settle(how, ways[k].list, thread_fd, PIDMAP_SCOPE_THREADS, ref_holder_tasks, w);
 	}
-	settle("PIDMAP_CHILDREN of the test", one_call_lister, 0, PIDMAP_CHILDREN,
-	       ref_children, w);
+	settle("SCOPE_CHILDREN of the test", one_call_lister, PIDFD_SELF_THREAD_GROUP,
+	       PIDMAP_SCOPE_CHILDREN, ref_children, w);
+	close(thread_fd);
 }
 
 static void check_reaped(struct world *w)
@@ -246,14 +258,14 @@ static void check_reaped(struct world *w)
 	struct pt_ids got = { 0 };
 	long r;
 
-	settle("PIDMAP_PROC after the reap vs readdir /proc", one_call_lister, 0,
-	       PIDMAP_PROC, ref_proc_root, w);
-	if (list_one_call(0, PIDMAP_PROC, &got, 4096) == 0 && pt_ids_has(&got, w->holder))
+	settle("SCOPE_PROCS after the reap vs readdir /proc", one_call_lister, 0,
+	       PIDMAP_SCOPE_PROCS, ref_proc_root, w);
+	if (list_one_call(0, PIDMAP_SCOPE_PROCS, &got, 4096) == 0 && pt_ids_has(&got, w->holder))
 		fail("the reaped holder %d is still listed", w->holder);
 	errno = 0;
-	r = pidmap_at(w->holder, 0, got.v, 16, PIDMAP_TASKS);
+	r = pidmap_list(PIDMAP_SCOPE_THREADS, w->holder_fd, 0, 0, 0, (__u32 *)got.v, 16);
 	if (r != -1 || errno != ESRCH)
-		fail("PIDMAP_TASKS of the reaped holder %d = %ld (%s), want ESRCH",
+		fail("SCOPE_THREADS of the reaped holder %d's pidfd = %ld (%s), want ESRCH",
 		     w->holder, r, pt_errname(errno));
 	pt_ids_free(&got);
 }
@@ -278,6 +290,7 @@ int main(void)
 	pt_info("holder %d: %ld threads in %.1f s; MemAvailable %ld KiB",
 		h.pid, h.threads, h.seconds, th_mem_available_kib());
 	w.holder = h.pid;
+	w.holder_fd = pt_pidfd(h.pid, 0);
 	if (h.threads < want) {
 		fail("the holder stopped at %ld of %ld threads (memory, limits or time)",
 		     h.threads, want);

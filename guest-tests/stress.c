@@ -4,11 +4,14 @@
  *
  * Checker side (three threads of this process, concurrently, for
  * PIDMAP_STRESS_SECONDS, default 60):
- *   1. pidmap in every mode (PROC, ALL_TASKS, TASKS, CHILDREN, each with and
- *      without IGNORE_KTHREADS) in chunks of mostly 7, so one enumeration
- *      spans many calls while the task set changes under it;
- *   2. fdmap of this process (pid 0 and its own pid);
- *   3. fdmap of the busy "target" process.
+ *   1. pidmap(2) in every scope (PROCS, TASKS, THREADS, CHILDREN, each with
+ *      and without PIDMAP_FILTER_NO_KTHREADS; THREADS and CHILDREN of
+ *      pidfds, and of PIDFD_SELF_THREAD_GROUP for ourselves) in chunks of
+ *      mostly 7, so one enumeration spans many calls (each resuming after
+ *      the last id returned) while the task set changes under it;
+ *   2. fdmap(2) of this process (PIDFD_SELF_THREAD_GROUP, PIDFD_SELF_THREAD
+ *      and a pidfd of it: one fd table);
+ *   3. fdmap(2) of the busy "target" process, by pidfd.
  * Storm side (other processes, until the checkers are done):
  *   - two forkers: fork/exit storms (3 of 4 by vfork(), which is cheap
  *     enough under KASAN to churn pids fast; of the full fork()s, every
@@ -18,9 +21,10 @@
  *     "--exec-worker", which re-enters main() as a short-lived worker that
  *     does the same again (de_thread: the exec'ing thread takes over the
  *     leader's pid), until told to stop.
- * Every fourth pidmap enumeration on average lists PIDMAP_INFO records
- * (every field) instead of ids, so records are gathered while their tasks
- * exit, exec and change under them.
+ * Every fourth pidmap enumeration on average is a pidmap_info(2) one
+ * (records of every field) instead of ids, so records are gathered while
+ * their tasks exit, exec and change under them; every record must carry
+ * exactly the fields asked for, a tgid and a pidfs id.
  * Checks per enumeration: strictly ascending across calls (so no duplicate),
  * every "stable" id (a task or fd alive for the whole run) present, no
  * call returning more than asked, no unexpected error.  Kernel splats are
@@ -39,8 +43,9 @@
 #define N_STABLE_THREADS 4	/* target threads alive for the whole run */
 /*
  * Blocked threads that bring the target to 256 threads, and a few more
- * while the spawners churn: pidmap(PIDMAP_TASKS) reads the thread list of
- * a group of up to 256 threads and walks the pid XArray above that, so
+ * while the spawners churn: pidmap(PIDMAP_SCOPE_THREADS) read the thread
+ * list of a group of up to 256 threads and walked the pid XArray above
+ * that in v2, so
  * consecutive calls of one enumeration keep switching between the two
  * paths.  The main thread, the stable threads, the spawners and the
  * duppers are the other 9.
@@ -138,7 +143,7 @@ static __attribute__((noinline)) pid_t vfork_exit(void)
 	return pid;
 }
 
-/* fork/exit storm: the forked set changes under PIDMAP_PROC/ALL_TASKS/CHILDREN. */
+/* fork/exit storm: the forked set changes under SCOPE_PROCS/TASKS/CHILDREN. */
 static void forker_main(void)
 {
 	unsigned long n = 0;
@@ -425,6 +430,8 @@ static struct side sides[N_CHECKERS];
 static pid_t children[1 + N_FORKERS + N_SLEEPERS + N_LOOPERS];
 static int n_children;
 static pid_t loopers[N_LOOPERS];
+/* pidfds of the targets: the v3 ABI names a target only by pidfd. */
+static int target_fd, self_fd, looper_fd[N_LOOPERS], forker_fd[N_FORKERS];
 static pid_t sleepers[N_SLEEPERS];
 static pid_t checker_tids[N_CHECKERS];
 static int self_fds[4];
@@ -486,22 +493,28 @@ static void expect_fds(struct side *s, const struct pt_ids *got, const char *wha
 		}
 }
 
-static int run_enum(struct side *s, int is_fdmap, pid_t pid, unsigned int flags,
+static int run_enum(struct side *s, enum pt_kind kind, __u32 scope, int pidfd, __u32 filter,
 		    unsigned int chunk, struct pt_ids *out, const char *what)
 {
 	unsigned long repeats = s->st.dups + s->st.order;
-	int e = pt_enumerate(is_fdmap, pid, flags, chunk, out, &s->st);
+	unsigned long bad = s->st.badrec;
+	int e = pt_enumerate(kind, scope, pidfd, filter, chunk, out, &s->st);
 
 	s->enums++;
 	/* Name the first few enumerations that went back or repeated an id. */
 	if (s->st.dups + s->st.order > repeats && repeats < 10)
-		pt_err("%s: %s pid %d flags %#x chunk %u: %lu ids repeated or out of order",
-		       s->name, what, pid, flags, chunk, s->st.dups + s->st.order - repeats);
+		pt_err("%s: %s pidfd %d filter %#x chunk %u%s: %lu ids repeated or out of order",
+		       s->name, what, pidfd, filter, chunk, kind == PT_PIDMAP_INFO ? " records" : "",
+		       s->st.dups + s->st.order - repeats);
+	if (s->st.badrec > bad && bad < 10)
+		pt_err("%s: %s pidfd %d filter %#x chunk %u: %lu records with a wrong mask, "
+		       "tgid or pidfs_id", s->name, what, pidfd, filter, chunk, s->st.badrec - bad);
 	if (e) {
 		s->errors++;
 		if (s->errors <= 10)
-			pt_err("%s: %s pid %d flags %#x chunk %u: %s", s->name, what,
-			       pid, flags, chunk, e == EDEADLK ? "no progress" : strerror(e));
+			pt_err("%s: %s pidfd %d filter %#x chunk %u%s: %s", s->name, what,
+			       pidfd, filter, chunk, kind == PT_PIDMAP_INFO ? " records" : "",
+			       e == EDEADLK ? "no progress" : strerror(e));
 	}
 	return e;
 }
@@ -545,10 +558,10 @@ static void *pidmap_checker(void *arg)
 
 	while (pt_now() < deadline) {
 		unsigned int chunk = pick_chunk(n);
-		unsigned int ik = (n & 1) ? PIDMAP_IGNORE_KTHREADS : 0;
+		__u32 ik = (n & 1) ? PIDMAP_FILTER_NO_KTHREADS : 0;
 
 		/* Records instead of ids, in every mode (the modes cycle 0..6). */
-		unsigned int info = ((n / 14) & 3) == 1 ? PIDMAP_INFO : 0;
+		enum pt_kind kind = ((n / 14) & 3) == 1 ? PT_PIDMAP_INFO : PT_PIDMAP;
 		int mode = (int)((n >> 1) % 7);
 		int tg[1];
 		const char *what;
@@ -557,8 +570,8 @@ static void *pidmap_checker(void *arg)
 		switch (mode) {
 		case 0:
 		case 1:
-			what = mode ? "ALL_TASKS" : "PROC";
-			if (run_enum(s, 0, 0, (mode ? PIDMAP_ALL_TASKS : PIDMAP_PROC) | ik | info,
+			what = mode ? "TASKS" : "PROCS";
+			if (run_enum(s, kind, mode ? PIDMAP_SCOPE_TASKS : PIDMAP_SCOPE_PROCS, 0, ik,
 				     chunk, &got, what))
 				break;
 			/*
@@ -579,7 +592,7 @@ static void *pidmap_checker(void *arg)
 			if (kthreadd > 0 && ik && pt_ids_has(&got, kthreadd)) {
 				s->kthread_leaks++;
 				if (s->kthread_leaks <= 3)
-					pt_err("%s|IGNORE_KTHREADS listed kthreadd", what);
+					pt_err("%s|NO_KTHREADS listed kthreadd", what);
 			}
 			if (kthreadd > 0 && !ik && !pt_ids_has(&got, kthreadd)) {
 				s->misses++;
@@ -587,40 +600,44 @@ static void *pidmap_checker(void *arg)
 			}
 			break;
 		case 2:
-			if (run_enum(s, 0, sh->target_pid, PIDMAP_TASKS | ik | info, chunk, &got,
-				     "TASKS(target)"))
+			if (run_enum(s, kind, PIDMAP_SCOPE_THREADS, target_fd, ik, chunk, &got,
+				     "THREADS(target)"))
 				break;
 			tg[0] = sh->target_pid;
-			expect(s, &got, "TASKS(target)", tg, 1);
-			expect(s, &got, "TASKS(target)", sh->target_tids, sh->n_target_tids);
+			expect(s, &got, "THREADS(target)", tg, 1);
+			expect(s, &got, "THREADS(target)", sh->target_tids, sh->n_target_tids);
 			break;
 		case 3:
-			if (run_enum(s, 0, 0, PIDMAP_TASKS | ik | info, chunk, &got, "TASKS(self)"))
+			if (run_enum(s, kind, PIDMAP_SCOPE_THREADS,
+				     (n & 4) ? self_fd : PIDFD_SELF_THREAD_GROUP, ik, chunk, &got,
+				     "THREADS(self)"))
 				break;
 			tg[0] = me;
-			expect(s, &got, "TASKS(self)", tg, 1);
-			expect(s, &got, "TASKS(self)", checker_tids, N_CHECKERS);
+			expect(s, &got, "THREADS(self)", tg, 1);
+			expect(s, &got, "THREADS(self)", checker_tids, N_CHECKERS);
 			break;
 		case 4:
 			/* The exec looper's group keeps its id across de_thread. */
 			i = (int)(n % N_LOOPERS);
-			if (run_enum(s, 0, loopers[i], PIDMAP_TASKS | ik | info, chunk, &got,
-				     "TASKS(exec looper)"))
+			if (run_enum(s, kind, PIDMAP_SCOPE_THREADS, looper_fd[i], ik, chunk, &got,
+				     "THREADS(exec looper)"))
 				break;
 			if (!pt_ids_has(&got, loopers[i])) {
 				s->exec_misses++;
-				report_miss(s, "TASKS(exec looper)", loopers[i], got.n);
+				report_miss(s, "THREADS(exec looper)", loopers[i], got.n);
 			}
 			break;
 		case 5:
-			if (run_enum(s, 0, me, PIDMAP_CHILDREN | ik | info, chunk, &got, "CHILDREN(self)"))
+			if (run_enum(s, kind, PIDMAP_SCOPE_CHILDREN,
+				     (n & 4) ? self_fd : PIDFD_SELF_THREAD_GROUP, ik, chunk, &got,
+				     "CHILDREN(self)"))
 				break;
 			expect(s, &got, "CHILDREN(self)", kids, nk);
 			break;
 		case 6:
 			/* A forker's children: one stable among a storm of short ones. */
 			i = (int)((n >> 3) % N_FORKERS);
-			if (run_enum(s, 0, sh->forker_pid[i], PIDMAP_CHILDREN | ik | info, chunk, &got,
+			if (run_enum(s, kind, PIDMAP_SCOPE_CHILDREN, forker_fd[i], ik, chunk, &got,
 				     "CHILDREN(forker)"))
 				break;
 			tg[0] = sh->forker_child[i];
@@ -641,10 +658,11 @@ static void *fdmap_self_checker(void *arg)
 
 	checker_start(1);
 	while (pt_now() < deadline) {
-		/* pid 0 and our own pid must mean the same fd table. */
-		pid_t pid = (n & 1) ? getpid() : 0;
+		/* Our pidfd and both PIDFD_SELF_* must mean the same fd table. */
+		int pidfd = n % 3 == 0 ? self_fd
+			  : n % 3 == 1 ? PIDFD_SELF_THREAD_GROUP : PIDFD_SELF_THREAD;
 
-		if (!run_enum(s, 1, pid, 0, pick_chunk(n), &got, "fdmap(self)"))
+		if (!run_enum(s, PT_FDMAP, 0, pidfd, 0, pick_chunk(n), &got, "fdmap(self)"))
 			expect_fds(s, &got, "fdmap(self)", self_fds, 4);
 		n++;
 	}
@@ -661,7 +679,7 @@ static void *fdmap_target_checker(void *arg)
 
 	checker_start(2);
 	while (pt_now() < deadline) {
-		if (!run_enum(s, 1, sh->target_pid, 0, pick_chunk(n), &got, "fdmap(target)"))
+		if (!run_enum(s, PT_FDMAP, 0, target_fd, 0, pick_chunk(n), &got, "fdmap(target)"))
 			expect_fds(s, &got, "fdmap(target)", sh->target_fds, sh->n_target_fds);
 		n++;
 	}
@@ -771,6 +789,13 @@ int main(int argc, char **argv)
 		usleep(10000);
 	}
 
+	target_fd = pt_pidfd(sh->target_pid, 0);
+	self_fd = pt_pidfd(getpid(), 0);
+	for (i = 0; i < N_FORKERS; i++)
+		forker_fd[i] = pt_pidfd(sh->forker_pid[i], 0);
+	for (i = 0; i < N_LOOPERS; i++)
+		looper_fd[i] = pt_pidfd(loopers[i], 0);
+
 	/* Stable fds of this process: fd 0..2 may be absent in a guest. */
 	self_fds[0] = memfd;
 	for (i = 1; i < 4; i++) {
@@ -852,7 +877,7 @@ int main(int argc, char **argv)
 	    badrec)
 		failed = 1;
 	if (!records) {
-		pt_err("no PIDMAP_INFO record was read");
+		pt_err("no pidmap_info(2) record was read");
 		failed = 1;
 	}
 	/* A run where a side did nothing proves nothing. */
