@@ -1,52 +1,65 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * compat32: pidmap(2) and fdmap(2) called by a 32-bit (i386) program on
- * the x86_64 kernel (CONFIG_IA32_EMULATION), issue 11 §4.
+ * compat32: pidmap(2), pidmap_info(2) and fdmap(2) (the v3 ABI) called by
+ * a 32-bit (i386) program on the x86_64 kernel (CONFIG_IA32_EMULATION),
+ * issue 11 §4.
  *
  * Built with `i686-linux-gnu-gcc -static` (gcc-multilib is not
  * installable next to the arm64 cross compiler), by `cargo xtask` from
- * guest-tests/m32/.  Both calls have no compat entry: their arguments are
- * pointers and 32-bit integers, and the request structs hold only
- * fixed-size fields, so a 32-bit caller must get exactly what a 64-bit one
- * gets.  Checked here:
+ * guest-tests/m32/.  The three calls have no compat entry: their arguments
+ * are pointers, 32-bit integers and a size_t nr (zero-extended from 32
+ * bits), and the request structs and the record hold only fixed-size
+ * fields, so a 32-bit caller must get exactly what a 64-bit one gets.
+ * The v3 kselftests also run -m32 (the kselftest _m32 programs); this adds what they
+ * do not ask of a 32-bit caller:
  *
- *  - huge counts (2^30, 2^31 - 1, 2^31, UINT_MAX) with a buffer that holds
- *    every id: the whole listing, never EFAULT (a count capped at INT_MAX
- *    breaks access_ok() in a 4 GiB address space), in every mode;
- *  - a buffer ending at a guard page: the slots before it are filled and
- *    counted, nothing beyond count is written (canaries), and no slot at
- *    all is EFAULT;
- *  - every row of the errno table of docs/ABI.md that a test can provoke:
- *    EINVAL, E2BIG, EFAULT, EBADF, ESRCH, EPERM (EINTR needs a fatal
- *    signal during an exec_update_lock wait; ENOSYS is the unpatched
- *    kernel's);
- *  - the listings equal /proc (PROC, TASKS, CHILDREN, fdmap) as root;
- *  - PIDMAP_INFO records: the same layout as a 64-bit caller's (the
- *    struct has no padding that differs on i386), huge counts, a guard
- *    page, and the record errnos.
+ *  - nr: 1,000,000 (the most) with a buffer that holds that many returns
+ *    the whole listing in every scope and for fdmap; 1,000,001, 2^31 - 1,
+ *    2^31 and UINT32_MAX (SIZE_MAX here) are EOVERFLOW for all three
+ *    calls, never a listing (a 32-bit nr read sign-extended would pass);
+ *  - a buffer ending at a guard page: a listing that fits is returned
+ *    whole, one that does not is EFAULT, as the ABI has it; nothing past
+ *    nr is written (canaries); a buffer that runs past 4 GiB is EFAULT;
+ *  - every row of the errno tables of the man pages that a test can
+ *    provoke: EINVAL, E2BIG, EFAULT, EBADF, ESRCH, EACCES, EOVERFLOW;
+ *  - the listings equal /proc as root: SCOPE_PROCS vs readdir(/proc),
+ *    SCOPE_TASKS vs every /proc/PID/task, THREADS and CHILDREN of a pidfd
+ *    vs /proc/PID/task and the child, fdmap vs /proc/PID/fd;
+ *  - pidmap_info(2) records: 168 bytes with the same offsets as a 64-bit
+ *    caller's, the tids equal pidmap(2)'s, the caller's own record equal
+ *    to /proc/self/stat and status field by field (and its pidfs_id to the
+ *    inode of a pidfd of it), a bigger record's tail zeroed, the record
+ *    errnos.
  */
 #define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64	/* a 64-bit st_ino: pidfs ids need it */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../include/pidmap_test.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
 _Static_assert(sizeof(void *) == 4, "compat32 must be built 32-bit");
+_Static_assert(sizeof(struct pidmap_info) == 168, "pidmap_info is 168 bytes on i386");
+_Static_assert(sizeof(struct pidmap_req) == 40, "pidmap_req is 40 bytes on i386");
+_Static_assert(sizeof(struct fdmap_req) == 24, "fdmap_req is 24 bytes on i386");
+/* The 64-bit offsets: every __u64 is 8-aligned in the struct itself. */
+_Static_assert(offsetof(struct pidmap_req, last_id) == 8, "last_id offset");
+_Static_assert(offsetof(struct pidmap_req, info_mask) == 32, "info_mask offset");
+_Static_assert(offsetof(struct pidmap_info, utime) == 64, "utime offset");
+_Static_assert(offsetof(struct pidmap_info, state) == 96, "state offset");
 
 #define PAGE 4096
 #define SLOTS (16 * PAGE / 4)	/* room for every id of the guest */
@@ -65,291 +78,441 @@ static unsigned long checks, failures;
 	      #call, r_, pt_errname(errno), pt_errname(want));		\
 } while (0)
 
-/* @slots slots right before a PROT_NONE page. */
-static int *guarded(long slots)
+/* @bytes bytes right before a PROT_NONE page (16 pages at most). */
+static void *guarded(size_t bytes)
 {
 	unsigned char *p = mmap(NULL, 17 * PAGE, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED || mprotect(p + 16 * PAGE, PAGE, PROT_NONE))
 		pt_die("mmap");
-	return (int *)(p + 16 * PAGE) - slots;
+	return p + 16 * PAGE - bytes;
 }
 
-static long call(int is_fdmap, int target, int *buf, unsigned int count, unsigned int flags)
+static void unguard(void *buf, size_t bytes)
 {
-	return is_fdmap ? fdmap_at(target, 0, buf, count, flags)
-			: pidmap_at(target, 0, buf, count, flags);
+	munmap((unsigned char *)buf + bytes - 16 * PAGE, 17 * PAGE);
 }
 
-/* Huge counts return the whole listing, in every mode. */
-static void huge_counts(void)
-{
-	static const unsigned int huge[] = { 1u << 30, 0x7fffffffu, 0x80000000u, UINT_MAX };
-	static const struct { int is_fdmap; unsigned int flags; const char *name; } m[] = {
-		{ 0, PIDMAP_PROC, "PROC" }, { 0, PIDMAP_ALL_TASKS, "ALL_TASKS" },
-		{ 0, PIDMAP_TASKS, "TASKS" }, { 0, PIDMAP_CHILDREN, "CHILDREN" },
-		{ 1, 0, "fdmap" },
-	};
-	int *buf = guarded(SLOTS), *ref = malloc(SLOTS * sizeof(int));
-	size_t i, k;
+/* The listings of this test: one scope (or fdmap) with its target. */
+struct listing {
+	const char *name;
+	int is_fdmap;
+	__u32 scope;
+	int self_target;	/* THREADS, CHILDREN, fdmap: PIDFD_SELF_THREAD_GROUP */
+};
 
-	if (!ref)
+static const struct listing listings[] = {
+	{ "PROCS", 0, PIDMAP_SCOPE_PROCS, 0 },
+	{ "TASKS", 0, PIDMAP_SCOPE_TASKS, 0 },
+	{ "THREADS(self)", 0, PIDMAP_SCOPE_THREADS, 1 },
+	{ "CHILDREN(self)", 0, PIDMAP_SCOPE_CHILDREN, 1 },
+	{ "fdmap(self)", 1, 0, 1 },
+};
+#define NLISTINGS (int)(sizeof(listings) / sizeof(listings[0]))
+
+static long call(const struct listing *l, void *buf, size_t nr)
+{
+	int pidfd = l->self_target ? PIDFD_SELF_THREAD_GROUP : 0;
+
+	if (l->is_fdmap)
+		return fdmap_list(pidfd, 0, 0, buf, nr);
+	return pidmap_list(l->scope, pidfd, 0, 0, 0, buf, nr);
+}
+
+/* nr up to 1,000,000 lists everything; above it, EOVERFLOW, however large. */
+static void counts(void)
+{
+	static const size_t over[] = { PIDMAP_MAX_NR + 1, 0x7fffffffu, 0x80000000u, SIZE_MAX };
+	int *buf = malloc(PIDMAP_MAX_NR * sizeof(int)), *ref = malloc(SLOTS * sizeof(int));
+	struct pidmap_info rec;
+	int i, t;
+	size_t k;
+
+	if (!buf || !ref)
 		pt_die("malloc");
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+	for (i = 0; i < NLISTINGS; i++) {
+		const struct listing *l = &listings[i];
 		long full = -1, r = -1;
-		int t;
 
-		/* PROC/ALL_TASKS may change under us (kthreads): retry. */
+		/* PROCS/TASKS may change under us (kernel workers): retry. */
 		for (t = 0; t < 20; t++) {
-			full = call(m[i].is_fdmap, 0, ref, SLOTS, m[i].flags);
-			for (k = 0; k < 4; k++) {
-				r = call(m[i].is_fdmap, 0, buf, huge[k], m[i].flags);
-				if (r != full || memcmp(buf, ref, (size_t)full * sizeof(int)))
-					break;
-			}
-			if (k == 4)
+			full = call(l, ref, SLOTS);
+			r = call(l, buf, PIDMAP_MAX_NR);
+			if (full >= 0 && r == full && !memcmp(buf, ref, (size_t)full * sizeof(int)))
 				break;
 		}
-		check(full > 0 && full < SLOTS, "%s: full listing %ld", m[i].name, full);
-		check(t < 20, "%s with count %#x: %ld (%s), the full listing has %ld",
-		      m[i].name, k < 4 ? huge[k] : 0, r, r < 0 ? pt_errname(errno) : "ok", full);
-		printf("COMPAT32: case=huge_count mode=%s ids=%ld agree=%s\n", m[i].name, full,
+		check(full > 0 && full < SLOTS, "%s: full listing %ld", l->name, full);
+		check(t < 20, "%s with nr 1000000: %ld (%s), the full listing has %ld", l->name, r,
+		      r < 0 ? pt_errname(errno) : "ok", full);
+		for (k = 0; k < sizeof(over) / sizeof(over[0]); k++) {
+			errno = 0;
+			r = call(l, buf, over[k]);
+			check(r == -1 && errno == EOVERFLOW, "%s with nr %#zx: %ld (%s), want EOVERFLOW",
+			      l->name, over[k], r, pt_errname(errno));
+		}
+		printf("COMPAT32: case=counts listing=%s ids=%ld agree=%s\n", l->name, full,
 		       t < 20 ? "yes" : "NO");
 	}
-	free(ref);
-}
-
-/* A buffer that ends at a guard page: filled up to it, never beyond count. */
-static void guard_pages(void)
-{
-	int *ref = malloc(SLOTS * sizeof(int));
-	long full, r, k;
-	int is_fdmap;
-
-	if (!ref)
-		pt_die("malloc");
-	/* More fds than the guard tests take. */
-	if (dup2(0, 10) != 10 || dup2(0, 11) != 11 || dup2(0, 12) != 12)
-		pt_die("dup2");
-	for (is_fdmap = 0; is_fdmap < 2; is_fdmap++) {
-		unsigned int flags = is_fdmap ? 0 : PIDMAP_ALL_TASKS;
-
-		full = call(is_fdmap, 0, ref, SLOTS, flags);
-		check(full > 3, "%s: full listing %ld", is_fdmap ? "fdmap" : "ALL_TASKS", full);
-		for (k = 0; k <= 3; k++) {
-			int *buf = guarded(k);
-
-			r = call(is_fdmap, 0, buf, UINT_MAX, flags);
-			if (k == 0)
-				check(r == -1 && errno == EFAULT,
-				      "no writable slot, huge count: %ld (%s), want EFAULT", r,
-				      pt_errname(errno));
-			else
-				check(r == k && !memcmp(buf, ref, (size_t)k * sizeof(int)),
-				      "%ld writable slots, huge count: %ld", k, r);
-			munmap((unsigned char *)(buf + k) - 16 * PAGE, 17 * PAGE);
-		}
-		/* count 2 into a 4-slot buffer with canaries: slots 2, 3 untouched. */
-		{
-			int *buf = guarded(4);
-
-			buf[2] = buf[3] = (int)CANARY;
-			r = call(is_fdmap, 0, buf, 2, flags);
-			check(r == 2 && buf[2] == (int)CANARY && buf[3] == (int)CANARY,
-			      "count 2: %ld, canaries %#x %#x", r, buf[2], buf[3]);
-			munmap((unsigned char *)(buf + 4) - 16 * PAGE, 17 * PAGE);
-		}
-	}
-	printf("COMPAT32: case=guard_pages checks_so_far=%lu failures=%lu\n", checks, failures);
+	for (k = 0; k < sizeof(over) / sizeof(over[0]); k++)
+		EXPECT_ERR(EOVERFLOW, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, &rec,
+						       over[k], sizeof(rec), PIDMAP_INFO_ALL_V3));
+	free(buf);
 	free(ref);
 }
 
 /*
- * PIDMAP_INFO from a 32-bit caller: ALL_TASKS records equal the ids, the
- * caller's own record is full, huge counts and a guard page behave as for
- * ids, and a bigger record gets a zeroed tail.
+ * A buffer that ends at a guard page: the listing when it fits, EFAULT when
+ * it does not; nothing written past nr.  fdmap of ourselves is the listing
+ * that holds still; THREADS of ourselves is one id.
+ */
+static void guard_pages(void)
+{
+	int ref[64], *buf;
+	long full, r, k;
+
+	/* More fds than the guard tests take. */
+	if (dup2(0, 10) != 10 || dup2(0, 11) != 11 || dup2(0, 12) != 12)
+		pt_die("dup2");
+	full = fdmap_list(PIDFD_SELF_THREAD_GROUP, 0, 0, ref, 64);
+	check(full > 3 && full < 64, "fdmap: full listing %ld", full);
+	for (k = 0; k <= full; k++) {
+		buf = guarded((size_t)k * sizeof(int));
+		errno = 0;
+		r = fdmap_list(PIDFD_SELF_THREAD_GROUP, 0, 0, buf, 1000);
+		if (k < full)
+			check(r == -1 && errno == EFAULT,
+			      "fdmap: %ld of %ld fds fit before the guard page, nr 1000: %ld (%s), "
+			      "want EFAULT", k, full, r, pt_errname(errno));
+		else
+			check(r == full && !memcmp(buf, ref, (size_t)full * sizeof(int)),
+			      "fdmap: every fd fits before the guard page: %ld of %ld", r, full);
+		unguard(buf, (size_t)k * sizeof(int));
+	}
+	/* The same for pidmap: THREADS of ourselves is exactly one id. */
+	buf = guarded(sizeof(int));
+	r = pidmap_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, (__u32 *)buf, 1000);
+	check(r == 1 && buf[0] == getpid(), "THREADS(self) into one slot before a guard page: %ld",
+	      r);
+	unguard(buf, sizeof(int));
+	buf = guarded(0);
+	EXPECT_ERR(EFAULT, pidmap_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0,
+				       (__u32 *)buf, 1000));
+	unguard(buf, 0);
+	/* nr 2 into a 4-slot buffer with canaries: slots 2, 3 untouched. */
+	buf = guarded(4 * sizeof(int));
+	buf[2] = buf[3] = (int)CANARY;
+	r = fdmap_list(PIDFD_SELF_THREAD_GROUP, 0, 0, buf, 2);
+	check(r == 2 && buf[2] == (int)CANARY && buf[3] == (int)CANARY &&
+	      !memcmp(buf, ref, 2 * sizeof(int)), "fdmap nr 2: %ld, canaries %#x %#x", r, buf[2],
+	      buf[3]);
+	buf[2] = buf[3] = (int)CANARY;
+	r = pidmap_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, (__u32 *)buf, 2);
+	check(r == 2 && buf[2] == (int)CANARY && buf[3] == (int)CANARY,
+	      "pidmap TASKS nr 2: %ld, canaries %#x %#x", r, buf[2], buf[3]);
+	unguard(buf, 4 * sizeof(int));
+	/* A buffer that would run past 4 GiB: EFAULT, not a wrap to address 0. */
+	EXPECT_ERR(EFAULT, fdmap_list(PIDFD_SELF_THREAD_GROUP, 0, 0,
+				      (int *)(uintptr_t)0xfffffffcu, 2));
+	EXPECT_ERR(EFAULT, pidmap_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0,
+				       (__u32 *)(uintptr_t)0xfffffffcu, 2));
+	EXPECT_ERR(EFAULT, pidmap_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0,
+				       (__u32 *)(uintptr_t)0xfffff000u, 64));
+	printf("COMPAT32: case=guard_pages checks_so_far=%lu failures=%lu\n", checks, failures);
+}
+
+/* The numeric fields of /proc/self/stat: f[k] is field k (4 to 52), state field 3. */
+static int self_stat(char *state, long long f[53])
+{
+	char buf[2048], *p;
+	int k;
+
+	if (proc_read_file("/proc/self/stat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c", state) != 1)
+		return -1;
+	p += 3;	/* the space before field 4 */
+	for (k = 4; k < 53 && p; k++) {
+		f[k] = strtoll(p + 1, NULL, 10);
+		p = strchr(p + 1, ' ');
+	}
+	return k == 53 ? 0 : -1;
+}
+
+/*
+ * pidmap_info(2) from a 32-bit caller: TASKS records equal the ids, the
+ * caller's own record equals /proc/self, a guard page and a bigger record
+ * behave, and the record errnos.
  */
 static void info_records(void)
 {
-	static const unsigned int huge[] = { 1u << 30, 0x80000000u, UINT_MAX };
 	const unsigned int size = sizeof(struct pidmap_info);
-	struct pidmap_info *recs = malloc(SLOTS * size);
-	int *ids = malloc(SLOTS * sizeof(int));
+	struct pidmap_info *recs = malloc(SLOTS * size), self;
+	__u32 *ids = malloc(SLOTS * sizeof(__u32));
+	long long f[53] = { 0 };
+	long rss_before, rss_after;
 	unsigned char *end;
-	long n = -1, r, k;
-	int t, own = 0;
+	struct stat st;
+	long n = -1, r = -1;
+	int t, pidfd;
 	size_t i;
+	char state;
 
-	_Static_assert(sizeof(struct pidmap_info) == 96, "pidmap_info is 96 bytes on i386");
-	_Static_assert(sizeof(struct pidmap_req) == 32, "pidmap_req is 32 bytes on i386");
 	if (!recs || !ids)
 		pt_die("malloc");
 	for (t = 0; t < 20; t++) {
-		n = pidmap_at(0, 0, ids, SLOTS, PIDMAP_ALL_TASKS);
-		r = pidmap_info_view(0, 0, 0, recs, SLOTS, PIDMAP_ALL_TASKS, size,
-				     PIDMAP_INFO_ALL_V2);
+		n = pidmap_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, ids, SLOTS);
+		r = pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, SLOTS, size,
+				     PIDMAP_INFO_ALL_V3);
 		if (r == n) {
-			for (i = 0; i < (size_t)n && recs[i].tid == ids[i]; i++)
+			for (i = 0; i < (size_t)n && (__u32)recs[i].tid == ids[i] &&
+				    recs[i].mask == PIDMAP_INFO_ALL_V3; i++)
 				;
 			if (i == (size_t)n)
 				break;
 		}
 	}
-	check(t < 20 && n > 3, "ALL_TASKS records equal the ids: %ld records, %ld ids", r, n);
-	for (i = 0; t < 20 && i < (size_t)n; i++)
-		if (recs[i].tid == getpid())
-			own = recs[i].mask == PIDMAP_INFO_ALL_V2 && recs[i].tgid == getpid() &&
-			      recs[i].ppid == getppid() && recs[i].num_threads == 1 &&
-			      !strcmp(recs[i].comm, "compat32");
-	check(own, "the caller's own record is full and right");
-	for (k = 0; k < 3; k++) {
-		r = pidmap_info_view(0, 0, 0, recs, huge[k], PIDMAP_TASKS, size,
-				     PIDMAP_INFO_ALL_V2);
-		check(r == 1 && recs[0].tid == getpid(), "TASKS records, count %#x: %ld",
-		      huge[k], r);
+	check(t < 20 && n > 3, "TASKS records equal the ids, every field: %ld records, %ld ids",
+	      r, n);
+
+	/* Our own record, field by field against /proc/self (we are idle here). */
+	pidfd = pt_pidfd(getpid(), 0);
+	rss_before = proc_field("/proc/self/status", "VmRSS");
+	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, &self, 1, size,
+			     PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK);
+	check(r == 1, "THREADS(self) record: %ld (%s)", r, pt_errname(errno));
+	rss_after = proc_field("/proc/self/status", "VmRSS");
+	if (r == 1 && !self_stat(&state, f) && !fstat(pidfd, &st)) {
+		/* ppid 4, priority 18, nice 19, threads 20, start_time 22, policy 41 */
+		check(self.mask == (PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK) &&
+		      self.supported_mask == (PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK),
+		      "own record: mask %#llx supported %#llx", (unsigned long long)self.mask,
+		      (unsigned long long)self.supported_mask);
+		check(self.tid == getpid() && self.tgid == getpid() && self.ppid == f[4] &&
+		      self.ppid == getppid(), "own record: tid %d tgid %d ppid %d (stat %lld)",
+		      self.tid, self.tgid, self.ppid, f[4]);
+		check(self.pidfs_id == (__u64)st.st_ino, "own record: pidfs_id %llu, pidfd inode %llu",
+		      (unsigned long long)self.pidfs_id, (unsigned long long)st.st_ino);
+		check(self.priority == f[18] && self.nice == f[19] && self.num_threads == f[20] &&
+		      self.start_time == (__u64)f[22] && self.policy == f[41],
+		      "own record: priority %d nice %d threads %u start %llu policy %u; stat %lld "
+		      "%lld %lld %lld %lld", self.priority, self.nice, self.num_threads,
+		      (unsigned long long)self.start_time, self.policy, f[18], f[19], f[20], f[22],
+		      f[41]);
+		check(self.ruid == getuid() && self.euid == geteuid() && self.state == 'R' &&
+		      !strcmp(self.comm, "compat32") && self.task_flags == 0,
+		      "own record: uids %u %u state %c comm '%.64s' task_flags %#x", self.ruid,
+		      self.euid, self.state ? self.state : '?', self.comm, self.task_flags);
+		/* VmRSS in kB, 4 kB pages; read just before and just after. */
+		check(self.rss_pages > 0 && (self.rss_pages == (__u64)rss_before / 4 ||
+					     self.rss_pages == (__u64)rss_after / 4),
+		      "own record: rss %llu pages, status VmRSS %ld then %ld kB",
+		      (unsigned long long)self.rss_pages, rss_before, rss_after);
 	}
-	/* Two records and half of one before the guard page, a huge count. */
-	end = (unsigned char *)guarded(0);
-	r = pidmap_info_view(0, 0, 0, end - 2 * size - size / 2, UINT_MAX, PIDMAP_ALL_TASKS,
-			     size, PIDMAP_INFO_TGID);
-	check(r == 2, "two records before the guard page: %ld", r);
-	EXPECT_ERR(EFAULT, pidmap_info_view(0, 0, 0, end - size / 2, UINT_MAX,
-					    PIDMAP_ALL_TASKS, size, PIDMAP_INFO_TGID));
-	EXPECT_ERR(EFAULT, pidmap_info_view(0, 0, 0, (void *)(uintptr_t)0xfffff000u, 1,
-					    PIDMAP_ALL_TASKS, size, PIDMAP_INFO_TGID));
-	/* A 200-byte record: the kernel's 96 bytes, then zeros. */
+	close(pidfd);
+
+	/* Two records and half of one before the guard page. */
+	end = guarded(0);
+	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0,
+			     end - 2 * size - size / 2, 1000, size, PIDMAP_INFO_PPID);
+	check(r == 1, "one record, room for two and a half before the guard page: %ld", r);
+	EXPECT_ERR(EFAULT, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0,
+					    end - 2 * size - size / 2, 1000, size,
+					    PIDMAP_INFO_PPID));
+	EXPECT_ERR(EFAULT, pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0,
+					    end - size / 2, 1000, size, PIDMAP_INFO_PPID));
+	EXPECT_ERR(EFAULT, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0,
+					    (void *)(uintptr_t)0xfffff000u, 1, size,
+					    PIDMAP_INFO_PPID));
+	/* A 200-byte record: the kernel's 168 bytes, then zeros. */
 	memset(end - 200, 0xff, 200);
-	r = pidmap_info_view(0, 0, 0, end - 200, 1, PIDMAP_TASKS, 200, PIDMAP_INFO_TGID);
-	for (i = 96; i < 200 && !end[-200 + (long)i]; i++)
+	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, end - 200, 1,
+			     200, PIDMAP_INFO_PPID);
+	for (i = 168; i < 200 && !end[-200 + (long)i]; i++)
 		;
-	check(r == 1 && i == 200 && ((struct pidmap_info *)(end - 200))->tgid == getpid(),
+	check(r == 1 && i == 200 && ((struct pidmap_info *)(end - 200))->tgid == getpid() &&
+	      ((struct pidmap_info *)(end - 200))->ppid == getppid(),
 	      "a 200-byte record: %ld, tail zero up to byte %zu", r, i);
-	EXPECT_ERR(EINVAL, pidmap_info_view(0, 0, 0, recs, 1, PIDMAP_TASKS, 100,
-					    PIDMAP_INFO_TGID));
-	EXPECT_ERR(E2BIG, pidmap_info_view(0, 0, 0, recs, 1, PIDMAP_TASKS, 4104,
-					   PIDMAP_INFO_TGID));
-	munmap(end - 16 * PAGE, 17 * PAGE);
+	unguard(end, 0);
+	EXPECT_ERR(EINVAL, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, 1, 160,
+					    PIDMAP_INFO_PPID));
+	EXPECT_ERR(EINVAL, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, 1, 172,
+					    PIDMAP_INFO_PPID));
+	EXPECT_ERR(E2BIG, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, 1, PAGE + 8,
+					   PIDMAP_INFO_PPID));
 	printf("COMPAT32: case=info_records records=%ld checks_so_far=%lu failures=%lu\n", n,
 	       checks, failures);
 	free(recs);
 	free(ids);
 }
 
-/* Every errno row of docs/ABI.md that a test can provoke. */
+/* Every errno row of the man pages that a test can provoke. */
 static void errno_rows(pid_t root_child)
 {
 	unsigned char *pg = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct pidmap_req *pr = (struct pidmap_req *)(pg + PAGE - 16);
-	struct fdmap_req *fr = (struct fdmap_req *)(pg + PAGE - 16);
-	int ids[64], proc, root, closed, pidfd, gone_pidfd;
+	struct pidmap_req *pr = (struct pidmap_req *)(pg + PAGE - sizeof(*pr));
+	struct fdmap_req *fr = (struct fdmap_req *)(pg + PAGE - sizeof(*fr));
+	int fds[64], proc, proc_path, proc_self, root, closed, pidfd, gone_pidfd, child_fd;
+	__u32 ids[64];
 	pid_t gone;
 
 	if (pg == MAP_FAILED || mprotect(pg + PAGE, PAGE, PROT_NONE))
 		pt_die("mmap");
-	proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	/* Open, and neither procfs nor a pidfd (O_PATH fds are EBADF to fdget). */
+	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	proc_path = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	proc_self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Open for reading, and neither procfs nor a pidfd. */
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* A number no fd uses, now or later in this function. */
 	closed = 900;
 	if (fcntl(closed, F_GETFD) != -1)
 		pt_die("fd 900 is open");
-	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	pidfd = pt_pidfd(getpid(), 0);
+	child_fd = pt_pidfd(root_child, 0);
 	gone = fork();
 	if (gone == 0)
 		_exit(0);
-	gone_pidfd = (int)syscall(SYS_pidfd_open, gone, 0);
+	gone_pidfd = pt_pidfd(gone, 0);
 	waitpid(gone, NULL, 0);
-	if (proc < 0 || root < 0 || pidfd < 0 || gone_pidfd < 0 || gone < 0)
+	if (proc < 0 || proc_path < 0 || proc_self < 0 || root < 0 || gone < 0)
 		pt_die("setup");
 
 	/* EINVAL */
-	EXPECT_ERR(EINVAL, pidmap_at(0, 0, ids, 64, 0));
-	EXPECT_ERR(EINVAL, pidmap_at(0, 0, ids, 64, PIDMAP_PROC | PIDMAP_TASKS));
-	EXPECT_ERR(EINVAL, pidmap_at(0, 0, ids, 64, PIDMAP_PROC | 0x80000000u));
-	EXPECT_ERR(EINVAL, fdmap_at(0, 0, ids, 64, 0x80000000u));
-	EXPECT_ERR(EINVAL, pidmap_at(0, -1, ids, 64, PIDMAP_PROC));
-	EXPECT_ERR(EINVAL, fdmap_at(0, INT_MIN, ids, 64, 0));
-	EXPECT_ERR(EINVAL, pidmap_at(-1, 0, ids, 64, PIDMAP_TASKS));
-	EXPECT_ERR(EINVAL, pidmap_at(1, 0, ids, 64, PIDMAP_PROC));
-	EXPECT_ERR(EINVAL, pidmap_at(pidfd, 0, ids, 64, PIDMAP_ALL_TASKS | PIDMAP_TARGET_PIDFD));
-	EXPECT_ERR(EINVAL, pidmap_view(root, 0, 0, ids, 64, PIDMAP_PROC | PIDMAP_PROCFS));
-	EXPECT_ERR(EINVAL, pidmap_at(root, 0, ids, 64, PIDMAP_TASKS | PIDMAP_TARGET_PIDFD));
-	EXPECT_ERR(EINVAL, fdmap_at(root, 0, ids, 64, FDMAP_TARGET_PIDFD));
-	memset(pr, 0, 16);
-	pr->size = 16;
-	pr->procfs_fd = proc;	/* without PIDMAP_PROCFS */
-	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, PIDMAP_PROC));
-	memset(fr, 0, 16);
-	fr->size = 16;
-	fr->__reserved = 1;
-	EXPECT_ERR(EINVAL, sys_fdmap(fr, ids, 64, 0));
-	fr->__reserved = 0;
-	fr->size = 12;
-	EXPECT_ERR(EINVAL, sys_fdmap(fr, ids, 64, 0));
+	pidmap_req_init(pr, PIDMAP_SCOPE_PROCS, 0, 0, 0, 0);
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 1));
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0x80000000u));
+	pr->scope = PIDMAP_SCOPE_CHILDREN + 1;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->scope = PIDMAP_SCOPE_PROCS;
+	pr->filter = 1u << 5;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->filter = 0;
+	pr->procfs_fd = proc;	/* without PIDMAP_VIEW_PROCFS */
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
 	pr->procfs_fd = 0;
+	pr->pidfd = pidfd;	/* a target for PROCS */
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->scope = PIDMAP_SCOPE_TASKS;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->pidfd = 0;
+	pr->info_size = sizeof(struct pidmap_info);	/* pidmap(2) takes none */
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->info_size = 0;
+	pr->info_mask = PIDMAP_INFO_PPID;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->info_mask = 0;
+	pr->size = PIDMAP_REQ_SIZE_VER0 - 8;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
 	pr->size = 0;
-	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 0, PIDMAP_PROC));
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 0, 0));
+	EXPECT_ERR(EINVAL, pidmap_list(PIDMAP_SCOPE_PROCS, 0, root, 0, 0, ids, 64));
+	EXPECT_ERR(EINVAL, pidmap_list(PIDMAP_SCOPE_PROCS, 0, proc_self, 0, 0, ids, 64));
+	memset(fr, 0, sizeof(*fr));
+	fr->size = sizeof(*fr);
+	fr->pidfd = PIDFD_SELF_THREAD_GROUP;
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0x80000000u));
+	fr->__reserved = 1;
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
+	fr->__reserved = 0;
+	fr->view = 1u << 4;
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
+	fr->view = 0;
+	fr->procfs_fd = proc;	/* without FDMAP_VIEW_PROCFS */
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
+	fr->procfs_fd = 0;
+	fr->size = FDMAP_REQ_SIZE_VER0 - 4;
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
+	EXPECT_ERR(EINVAL, fdmap_list(PIDFD_SELF_THREAD_GROUP, root, 0, fds, 64));
 
 	/* E2BIG: a longer struct with a non-zero tail, or more than a page. */
 	{
 		unsigned char *big = pg + PAGE - 64;
 
 		memset(big, 0, 64);
+		pidmap_req_init((struct pidmap_req *)big, PIDMAP_SCOPE_THREADS,
+				PIDFD_SELF_THREAD_GROUP, 0, 0, 0);
 		((struct pidmap_req *)big)->size = 64;
-		check(pidmap_at(0, 0, ids, 64, PIDMAP_TASKS) == 1 &&
-		      sys_pidmap(big, ids, 64, PIDMAP_TASKS) == 1,
+		check(sys_pidmap(big, ids, 64, 0) == 1 && ids[0] == (__u32)getpid(),
 		      "a 64-byte request with a zero tail is accepted");
 		big[63] = 1;
-		EXPECT_ERR(E2BIG, sys_pidmap(big, ids, 64, PIDMAP_TASKS));
-		EXPECT_ERR(E2BIG, sys_fdmap(big, ids, 64, 0));
-		((struct pidmap_req *)big)->size = PAGE + 4;
-		EXPECT_ERR(E2BIG, sys_pidmap(big, ids, 64, PIDMAP_TASKS));
-		((struct pidmap_req *)big)->size = UINT_MAX;
-		EXPECT_ERR(E2BIG, sys_fdmap(big, ids, 64, 0));
+		EXPECT_ERR(E2BIG, sys_pidmap(big, ids, 64, 0));
+		((struct pidmap_req *)big)->size = PAGE + 8;
+		EXPECT_ERR(E2BIG, sys_pidmap(big, ids, 64, 0));
+		memset(big, 0, 64);
+		((struct fdmap_req *)big)->size = 64;
+		((struct fdmap_req *)big)->pidfd = PIDFD_SELF_THREAD_GROUP;
+		check(sys_fdmap(big, fds, 64, 0) > 0, "a 64-byte fdmap request with a zero tail is "
+		      "accepted");
+		big[40] = 1;
+		EXPECT_ERR(E2BIG, sys_fdmap(big, fds, 64, 0));
+		((struct fdmap_req *)big)->size = UINT_MAX;
+		EXPECT_ERR(E2BIG, sys_fdmap(big, fds, 64, 0));
 	}
 
-	/* EFAULT: the request, or a buffer with no writable slot. */
-	EXPECT_ERR(EFAULT, sys_pidmap(NULL, ids, 64, PIDMAP_PROC));
-	*(uint32_t *)(pg + PAGE - 8) = 16;	/* size read, the rest faults */
-	EXPECT_ERR(EFAULT, sys_fdmap(pg + PAGE - 8, ids, 64, 0));
-	EXPECT_ERR(EFAULT, sys_pidmap(pg + PAGE, ids, 64, PIDMAP_PROC));
-	EXPECT_ERR(EFAULT, pidmap_at(0, 0, NULL, 64, PIDMAP_PROC));
-	EXPECT_ERR(EFAULT, fdmap_at(0, 0, (int *)(pg + PAGE), 64, 0));
-	EXPECT_ERR(EFAULT, pidmap_at(0, 0, (int *)(uintptr_t)0xfffff000u, 64, PIDMAP_ALL_TASKS));
-	EXPECT_ERR(EFAULT, fdmap_at(0, 0, (int *)(uintptr_t)0xfffffffcu, UINT_MAX, 0));
+	/* EFAULT: the request, or the buffer. */
+	EXPECT_ERR(EFAULT, sys_pidmap(NULL, ids, 64, 0));
+	EXPECT_ERR(EFAULT, sys_pidmap_info(NULL, ids, 1, 0));
+	EXPECT_ERR(EFAULT, sys_fdmap(NULL, fds, 64, 0));
+	*(uint32_t *)(pg + PAGE - 8) = PIDMAP_REQ_SIZE_VER0;	/* size read, the rest faults */
+	EXPECT_ERR(EFAULT, sys_pidmap(pg + PAGE - 8, ids, 64, 0));
+	*(uint32_t *)(pg + PAGE - 8) = FDMAP_REQ_SIZE_VER0;
+	EXPECT_ERR(EFAULT, sys_fdmap(pg + PAGE - 8, fds, 64, 0));
+	EXPECT_ERR(EFAULT, sys_pidmap(pg + PAGE, ids, 64, 0));
+	EXPECT_ERR(EFAULT, pidmap_list(PIDMAP_SCOPE_PROCS, 0, 0, 0, 0, NULL, 64));
+	EXPECT_ERR(EFAULT, fdmap_list(PIDFD_SELF_THREAD_GROUP, 0, 0, (int *)(pg + PAGE), 64));
 
-	/* EBADF */
-	EXPECT_ERR(EBADF, pidmap_view(closed, 0, 0, ids, 64, PIDMAP_PROC | PIDMAP_PROCFS));
-	EXPECT_ERR(EBADF, pidmap_at(closed, 0, ids, 64, PIDMAP_TASKS | PIDMAP_TARGET_PIDFD));
-	EXPECT_ERR(EBADF, fdmap_at(closed, 0, ids, 64, FDMAP_TARGET_PIDFD));
+	/* EBADF: the view, or the target. */
+	EXPECT_ERR(EBADF, pidmap_list(PIDMAP_SCOPE_PROCS, 0, closed, 0, 0, ids, 64));
+	EXPECT_ERR(EBADF, pidmap_list(PIDMAP_SCOPE_PROCS, 0, proc_path, 0, 0, ids, 64));
+	EXPECT_ERR(EBADF, fdmap_list(PIDFD_SELF_THREAD_GROUP, proc_path, 0, fds, 64));
+	EXPECT_ERR(EBADF, pidmap_list(PIDMAP_SCOPE_THREADS, closed, 0, 0, 0, ids, 64));
+	EXPECT_ERR(EBADF, pidmap_list(PIDMAP_SCOPE_CHILDREN, root, 0, 0, 0, ids, 64));
+	EXPECT_ERR(EBADF, pidmap_list(PIDMAP_SCOPE_THREADS, -1, 0, 0, 0, ids, 64));
+	EXPECT_ERR(EBADF, fdmap_list(closed, 0, 0, fds, 64));
+	EXPECT_ERR(EBADF, fdmap_list(proc, 0, 0, fds, 64));
 
-	/* ESRCH: a reaped pid, a pidfd whose process is gone. */
-	EXPECT_ERR(ESRCH, pidmap_at(gone, 0, ids, 64, PIDMAP_TASKS));
-	EXPECT_ERR(ESRCH, fdmap_at(gone, 0, ids, 64, 0));
-	EXPECT_ERR(ESRCH, pidmap_at(gone_pidfd, 0, ids, 64, PIDMAP_CHILDREN | PIDMAP_TARGET_PIDFD));
-	EXPECT_ERR(ESRCH, fdmap_at(gone_pidfd, 0, ids, 0, FDMAP_TARGET_PIDFD));
+	/* ESRCH: a pidfd whose process is gone. */
+	EXPECT_ERR(ESRCH, pidmap_list(PIDMAP_SCOPE_THREADS, gone_pidfd, 0, 0, 0, ids, 64));
+	EXPECT_ERR(ESRCH, pidmap_list(PIDMAP_SCOPE_CHILDREN, gone_pidfd, 0, 0, 0, ids, 64));
+	EXPECT_ERR(ESRCH, fdmap_list(gone_pidfd, 0, 0, fds, 0));
 
-	/* EPERM: fdmap of a root process as uid 65534. */
+	/*
+	 * As uid 65534, the root child: hidden by the default view (ESRCH),
+	 * its fd table denied through a hidepid=off /proc (EACCES), its
+	 * threads listed there.
+	 */
 	{
 		pid_t u = fork();
-		int status;
+		int status = -1;
 
 		if (u == 0) {
 			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 				_exit(2);
 			errno = 0;
-			if (fdmap_at(root_child, 0, ids, 64, 0) != -1 || errno != EPERM)
-				_exit(1);
-			if (fdmap_at(1, 0, ids, 0, 0) != -1 || errno != EPERM)
-				_exit(1);
+			if (fdmap_list(child_fd, 0, 0, fds, 64) != -1 || errno != ESRCH)
+				_exit(10);
+			if (fdmap_list(child_fd, proc, 0, fds, 64) != -1 || errno != EACCES)
+				_exit(11);
+			if (pidmap_list(PIDMAP_SCOPE_THREADS, child_fd, 0, 0, 0, ids, 64) != -1 ||
+			    errno != ESRCH)
+				_exit(12);
+			if (pidmap_list(PIDMAP_SCOPE_THREADS, child_fd, proc, 0, 0, ids, 64) != 1 ||
+			    ids[0] != (__u32)root_child)
+				_exit(13);
 			_exit(0);
 		}
 		check(u > 0 && waitpid(u, &status, 0) == u && WIFEXITED(status) &&
-		      WEXITSTATUS(status) == 0, "EPERM as uid 65534: status %#x", status);
+		      WEXITSTATUS(status) == 0,
+		      "the root child as uid 65534: status %#x (exit 10: fdmap default view not "
+		      "ESRCH, 11: fdmap through /proc not EACCES, 12: THREADS default view not "
+		      "ESRCH, 13: THREADS through /proc not the child)", status);
 	}
 	printf("COMPAT32: case=errno_rows checks_so_far=%lu failures=%lu\n", checks, failures);
+	close(pidfd);
+	close(child_fd);
+	close(gone_pidfd);
 	munmap(pg, 2 * PAGE);
 }
 
@@ -358,24 +521,39 @@ static void against_proc(pid_t child)
 {
 	struct pt_ids got = { 0 }, ref = { 0 }, ref2 = { 0 };
 	struct pt_enum_stats st = { 0 };
+	int t, ok = 0, child_fd = pt_pidfd(child, 0);
 	char path[64];
-	int t, ok = 0;
 
 	for (t = 0; t < 20 && !ok; t++) {
 		pt_proc_tgids(&ref);
-		ok = !pt_enumerate(0, 0, PIDMAP_PROC, 7, &got, &st);
+		ok = !pt_enumerate(PT_PIDMAP, PIDMAP_SCOPE_PROCS, 0, 0, 7, &got, &st);
 		pt_proc_tgids(&ref2);
 		ok = ok && (pt_ids_equal(&got, &ref) || pt_ids_equal(&got, &ref2));
 	}
-	check(ok, "PROC differs from readdir(/proc)");
-	check(!pt_enumerate(0, 0, PIDMAP_CHILDREN, 1, &got, &st) && got.n == 1 &&
-	      got.v[0] == child, "CHILDREN(0) is not just %d", child);
+	check(ok, "SCOPE_PROCS differs from readdir(/proc)");
+	for (ok = 0, t = 0; t < 20 && !ok; t++) {
+		pt_proc_all_tasks(&ref);
+		ok = !pt_enumerate(PT_PIDMAP, PIDMAP_SCOPE_TASKS, 0, 0, 7, &got, &st);
+		pt_proc_all_tasks(&ref2);
+		ok = ok && (pt_ids_equal(&got, &ref) || pt_ids_equal(&got, &ref2));
+	}
+	check(ok, "SCOPE_TASKS differs from readdir(/proc/*/task)");
+	check(!pt_enumerate(PT_PIDMAP, PIDMAP_SCOPE_CHILDREN, PIDFD_SELF_THREAD_GROUP, 0, 1, &got,
+			    &st) && got.n == 1 && got.v[0] == child,
+	      "CHILDREN(self) is not just %d", child);
+	snprintf(path, sizeof(path), "/proc/%d/task", child);
+	pt_ids_clear(&ref);
+	check(!pt_readdir_ids(path, &ref) &&
+	      !pt_enumerate(PT_PIDMAP, PIDMAP_SCOPE_THREADS, child_fd, 0, 1, &got, &st) &&
+	      pt_ids_equal(&got, &ref), "THREADS(pidfd of %d) differs from %s", child, path);
 	snprintf(path, sizeof(path), "/proc/%d/fd", child);
 	pt_ids_clear(&ref);
-	check(!pt_readdir_ids(path, &ref) && !pt_enumerate(1, child, 0, 3, &got, &st) &&
-	      pt_ids_equal(&got, &ref), "fdmap(%d) differs from %s", child, path);
+	check(!pt_readdir_ids(path, &ref) &&
+	      !pt_enumerate(PT_FDMAP, 0, child_fd, 0, 3, &got, &st) && pt_ids_equal(&got, &ref),
+	      "fdmap(pidfd of %d) differs from %s", child, path);
 	check(!st.dups && !st.order && !st.overrun, "listing order: %lu dups %lu order %lu overrun",
 	      st.dups, st.order, st.overrun);
+	close(child_fd);
 	pt_ids_free(&got);
 	pt_ids_free(&ref);
 	pt_ids_free(&ref2);
@@ -392,6 +570,7 @@ int main(void)
 		pt_err("must run as root");
 		return KSFT_FAIL;
 	}
+	prctl(PR_SET_NAME, "compat32");
 	splats0 = pt_count_splats();
 	alarm(200);
 	child = fork();
@@ -402,7 +581,7 @@ int main(void)
 		for (;;)
 			pause();
 	}
-	huge_counts();
+	counts();
 	guard_pages();
 	errno_rows(child);
 	against_proc(child);
