@@ -1,31 +1,40 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * pidmap-bench: pidmap(2)/fdmap(2) against the /proc walks they replace.
+ * pidmap-bench: pidmap(2), pidmap_info(2) and fdmap(2) (the v3 ABI of
+ * kernel-patches/series) against the /proc walks they replace.
  *
  * Every case times a baseline (the /proc way, with opendir/readdir as
- * htop/ps do it) and the new way (one or a few pidmap/fdmap calls) in the
- * same process, interleaved round by round, and reports the median ns per
- * full enumeration of each side and their ratio.  A separate, untimed pass
- * per side counts the syscalls and the bytes copied to user space for one
- * full enumeration (for readdir: what glibc does, openat + fstat +
- * getdents64 until 0 + close; bytes are getdents64's return values).
+ * htop/ps do it) and the new way (a few pidmap/fdmap calls) in the same
+ * process, interleaved round by round, and reports the median ns per full
+ * enumeration of each side and their ratio.  A separate, untimed pass per
+ * side counts the syscalls and the bytes copied to user space for one full
+ * enumeration (for readdir: what glibc does, openat + fstat + getdents64
+ * until 0 + close; bytes are getdents64's return values).
+ *
+ * Every call lists through the view of this process's /proc (struct
+ * pidmap_req.procfs_fd with PIDMAP_VIEW_PROCFS, fdmap's FDMAP_VIEW_PROCFS),
+ * as the crate does, so each side sees what the walk sees; the refresh
+ * cases also time the records in the default view.  An enumeration calls
+ * until the call returns 0, as the man pages say, with the cursor of the
+ * last id (pidmap's exclusive last_id, fdmap's inclusive first_fd).
  *
  * The program creates the task populations itself (fork()ed children that
  * start pthreads and block, or one process with many raw clone() threads)
  * and tears them down after each case.
  *
- * On a kernel without the syscalls (ENOSYS) it runs the /proc baselines
+ * On a kernel without the calls (ENOSYS) it runs the /proc baselines
  * only, reports the new side as unavailable, and exits 0.  The refresh
  * cases (a top-style refresh: every task's stat fields) also report their
- * bulk side as unavailable on a kernel with pidmap but without PIDMAP_INFO
- * (EINVAL), and time the variants that kernel has; their per-task
+ * records as unavailable on a kernel with pidmap(2) but without
+ * pidmap_info(2), and time the variants that kernel has; their per-task
  * PIDFD_GET_INFO variant (pidfd_open + ioctl + close per task, a lower
  * bound: it has no comm, state, CPU time, rss or start time) runs on any
  * kernel that has PIDFD_GET_INFO (6.13 on), so also on one without
  * pidmap, where its ids come from the /proc readdirs.
  *
  * Usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...
- *                     [--threads N] [--procs N] [--min-sample-us N] [--list]
+ *                     [--threads N] [--procs N] [--info-chunk N]
+ *                     [--min-sample-us N] [--list]
  * Environment: PIDMAP_BENCH_THREADS=N  threads of the tgid_scale case.
  *
  * Exit status: 0 ok (a missed target is not an error); 1 on an unexpected
@@ -59,19 +68,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Relative to this file, so the bench still builds with one gcc command. */
-#include "../guest-tests/include/pidmap_uapi.h"
-#include "../guest-tests/include/thread_holder.h"
-
 /*
- * PIDFD_THREAD, PIDFD_GET_INFO and struct pidfd_info from the kernel's
- * uapi header (fallbacks below for headers older than 6.13).  It includes
- * <linux/fcntl.h>, whose struct flock clashes with glibc's <fcntl.h>:
- * glibc already gives the O_EXCL that PIDFD_THREAD is, so that header is
- * kept out by its include guard.
+ * PIDFD_THREAD, PIDFD_SELF_*, PIDFD_GET_INFO and struct pidfd_info from
+ * the kernel's uapi header.  It includes <linux/fcntl.h>, whose struct
+ * flock clashes with glibc's <fcntl.h>: glibc already gives the O_EXCL
+ * that PIDFD_THREAD is, so that header is kept out by its include guard.
  */
-#if defined(__has_include)
-#if __has_include(<linux/pidfd.h>)
 #ifndef _LINUX_FCNTL_H
 #define _LINUX_FCNTL_H
 #define PIDMAP_BENCH_NO_LINUX_FCNTL
@@ -81,18 +83,27 @@
 #undef _LINUX_FCNTL_H
 #undef PIDMAP_BENCH_NO_LINUX_FCNTL
 #endif
-#endif
-#endif
+
+/*
+ * The series' uapi (<linux/pidmap.h>, <linux/fdmap.h>, or its own copy
+ * of them for headers without the series; PIDFD_SELF_*, which live in the
+ * <linux/fcntl.h> kept out above) and the raw calls, shared with the
+ * guest tests; relative to this file, so the bench still builds with one
+ * gcc command.
+ */
+#include "../guest-tests/include/pidmap_uapi.h"
+#include "../guest-tests/include/thread_holder.h"
 
 #define JSON_BEGIN "PIDMAP-BENCH-JSON-BEGIN"
 #define JSON_END   "PIDMAP-BENCH-JSON-END"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* One pidmap/fdmap output buffer, big enough for every case in one call. */
+/* pidmap/fdmap output buffers, big enough for every case in one call. */
 #define IDBUF_CAP (1u << 16)
-static int idbuf[IDBUF_CAP];
-static int idbuf2[IDBUF_CAP];
+static __u32 idbuf[IDBUF_CAP];
+static __u32 idbuf2[IDBUF_CAP];
+static int fdbuf[IDBUF_CAP];
 
 /*
  * getdents64 buffers of the counting pass, the size glibc's opendir uses:
@@ -109,7 +120,8 @@ static struct {
 	int rounds;
 	long min_sample_ns;
 	long threads;	/* tgid_scale */
-	long procs;	/* procs_only_10k: processes; tasks_all_10k: tasks */
+	long procs;	/* procs_only_10k: processes; tasks_all_*, refresh_10k: tasks */
+	long info_chunk;	/* records per pidmap_info(2) call */
 	const char *only[16];
 	int nonly;
 } opt;
@@ -353,88 +365,175 @@ static long walk_self_fd(void *unused)
 	return n;
 }
 
-/*
- * One full pidmap enumeration in mode @flags of @pid into @buf.  A short
- * return means the end (the call writes every id >= start up to count), so
- * with a big enough buffer one call is the whole enumeration.
- */
-static long pidmap_all(pid_t pid, unsigned int flags, int *buf, struct cost *c)
+/* Ids of one listing, for the cross-checks. */
+struct idlist {
+	int *v;
+	long n, cap;
+};
+
+static void idlist_add(int id, void *arg, struct cost *c)
 {
+	struct idlist *l = arg;
+
+	(void)c;
+	if (l->n == l->cap)
+		die("more than %ld ids in one listing", l->cap);
+	l->v[l->n++] = id;
+}
+
+static void idlist_append(struct idlist *l, const void *ids, long n)
+{
+	const int *v = ids;	/* __u32 ids and int fds: 4 bytes each */
+	long i;
+
+	for (i = 0; i < n; i++)
+		idlist_add(v[i], l, NULL);
+}
+
+/* ---- The calls of the series (v3) ---- */
+
+/* /proc, opened for reading: the view of every call, and the *at() dir. */
+static int proc_fd = -1;
+
+/*
+ * The request for @scope (@pidfd: the target of PIDMAP_SCOPE_THREADS and
+ * _CHILDREN, else 0), through the view of our /proc or, if !@procfs_view,
+ * the default view (ptrace_may_access() per task).
+ */
+static struct pidmap_req pidmap_req(__u32 scope, int pidfd, bool procfs_view)
+{
+	struct pidmap_req req;
+
+	pidmap_req_init(&req, scope, pidfd, procfs_view ? proc_fd : 0, 0, 0);
+	return req;
+}
+
+/* Account one call that returned @r elements of @size bytes. */
+static void count_call(struct cost *c, long r, size_t size)
+{
+	if (!c)
+		return;
+	c->syscalls++;
+	if (r > 0)
+		c->bytes += r * (long)size;
+}
+
+/*
+ * One full pidmap(2) enumeration of @scope (@pidfd as in pidmap_req())
+ * into @buf (IDBUF_CAP ids): calls until one returns 0, each resuming
+ * after the last id.  Returns the number of ids; a target group that
+ * exits meanwhile ends its listing (ESRCH).
+ */
+static long pidmap_all(__u32 scope, int pidfd, __u32 *buf, struct cost *c)
+{
+	struct pidmap_req req = pidmap_req(scope, pidfd, true);
 	long total = 0;
-	int start = 0;
 
 	for (;;) {
-		long r = pidmap_at(pid, start, buf, IDBUF_CAP, flags);
+		long r;
 
-		if (c) {
-			c->syscalls++;
-			if (r > 0)
-				c->bytes += r * (long)sizeof(int);
-		}
+		if (total == IDBUF_CAP)
+			die("pidmap(scope %u): more than %u ids", scope, IDBUF_CAP);
+		r = sys_pidmap(&req, buf + total, IDBUF_CAP - total, 0);
+		count_call(c, r, sizeof(*buf));
 		if (r < 0) {
-			if (errno == ESRCH && pid != 0)
+			if (errno == ESRCH && pidfd)
 				return total;	/* the group exited meanwhile */
-			die("pidmap(%d, flags=%#x, start=%d): %m", pid, flags, start);
+			die("pidmap(scope %u, last_id %llu): %m", scope,
+			    (unsigned long long)req.last_id);
 		}
-		if (r > IDBUF_CAP)
-			die("pidmap returned %ld > count %u", r, IDBUF_CAP);
-		total += r;
-		if (r < IDBUF_CAP)
+		if (r > (long)(IDBUF_CAP - total))
+			die("pidmap returned %ld > nr %ld", r, (long)(IDBUF_CAP - total));
+		if (r == 0)
 			return total;
-		start = buf[r - 1] + 1;
+		total += r;
+		req.last_id = buf[total - 1];
 	}
 }
 
 static long new_all_tasks(void *unused)
 {
 	(void)unused;
-	return pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
+	return pidmap_all(PIDMAP_SCOPE_TASKS, 0, idbuf, NULL);
 }
 
 static long new_procs(void *unused)
 {
 	(void)unused;
-	return pidmap_all(0, PIDMAP_PROC, idbuf, NULL);
+	return pidmap_all(PIDMAP_SCOPE_PROCS, 0, idbuf, NULL);
 }
 
-/* What a grouping tool does: the processes, then each one's threads. */
-static long grouped(struct cost *c)
+/*
+ * The threads of process @pid into @buf: pidfd_open, pidmap(2) of
+ * PIDMAP_SCOPE_THREADS on the pidfd, close.  0 if the process is gone.
+ */
+static long threads_of(int pid, __u32 *buf, struct cost *c)
 {
-	long nproc = pidmap_all(0, PIDMAP_PROC, idbuf, c);
+	long n;
+	int pidfd = sys_pidfd_open(pid, 0);
+
+	if (c)
+		c->syscalls += 2;	/* pidfd_open, close */
+	if (pidfd < 0) {
+		if (errno == ESRCH)
+			return 0;	/* exited meanwhile */
+		die("pidfd_open(%d): %m", pid);
+	}
+	n = pidmap_all(PIDMAP_SCOPE_THREADS, pidfd, buf, c);
+	close(pidfd);
+	return n;
+}
+
+/*
+ * What a grouping tool does: the processes, then each one's threads
+ * (appended to @ids unless NULL).
+ */
+static long grouped(struct cost *c, struct idlist *ids)
+{
+	long nproc = pidmap_all(PIDMAP_SCOPE_PROCS, 0, idbuf, c);
 	long n = 0, i;
 
-	for (i = 0; i < nproc; i++)
-		n += pidmap_all(idbuf[i], PIDMAP_TASKS, idbuf2, c);
+	for (i = 0; i < nproc; i++) {
+		long nt = threads_of((int)idbuf[i], idbuf2, c);
+
+		if (ids)
+			idlist_append(ids, idbuf2, nt);
+		n += nt;
+	}
 	return n;
 }
 
 static long new_grouped(void *unused)
 {
 	(void)unused;
-	return grouped(NULL);
+	return grouped(NULL, NULL);
 }
 
+/*
+ * One full fdmap(2) enumeration of our own table (PIDFD_SELF_THREAD_GROUP)
+ * through our /proc's view, each call from the fd after the last one.
+ */
 static long fdmap_all(struct cost *c)
 {
+	__u32 first_fd = 0;
 	long total = 0;
-	int start = 0;
 
 	for (;;) {
-		long r = fdmap_at(0, start, idbuf, IDBUF_CAP, 0);
+		long r;
 
-		if (c) {
-			c->syscalls++;
-			if (r > 0)
-				c->bytes += r * (long)sizeof(int);
-		}
+		if (total == IDBUF_CAP)
+			die("fdmap: more than %u fds", IDBUF_CAP);
+		r = fdmap_list(PIDFD_SELF_THREAD_GROUP, proc_fd, first_fd, fdbuf + total,
+			       IDBUF_CAP - total);
+		count_call(c, r, sizeof(*fdbuf));
 		if (r < 0)
-			die("fdmap(0, start=%d): %m", start);
-		if (r > IDBUF_CAP)
-			die("fdmap returned %ld > count %u", r, IDBUF_CAP);
-		total += r;
-		if (r < IDBUF_CAP)
+			die("fdmap(first_fd %u): %m", first_fd);
+		if (r > (long)(IDBUF_CAP - total))
+			die("fdmap returned %ld > nr %ld", r, (long)(IDBUF_CAP - total));
+		if (r == 0)
 			return total;
-		start = idbuf[r - 1] + 1;
+		total += r;
+		first_fd = (__u32)fdbuf[total - 1] + 1;
 	}
 }
 
@@ -444,33 +543,84 @@ static long new_fds(void *unused)
 	return fdmap_all(NULL);
 }
 
-/* Counting-pass versions of the baselines. */
-static void cost_task_dir(int pid, void *arg, struct cost *c)
+/*
+ * The untimed pass of each side of a listing case: one full enumeration
+ * that counts its syscalls and bytes in @c and collects its ids in @ids,
+ * for the cross-check.  Returns the number of ids.
+ */
+
+typedef long (*pass_fn)(struct cost *c, struct idlist *ids);
+
+static void idlist_add_tasks(int pid, void *arg, struct cost *c)
 {
 	char path[32];
-	long *n = arg;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	*n += raw_list_dir(path, c, true, NULL, NULL);
+	raw_list_dir(path, c, true, idlist_add, arg);
 }
 
-static long cost_proc_tasks(struct cost *c)
+static long pass_proc_tasks(struct cost *c, struct idlist *ids)
 {
-	long n = 0;
+	raw_list_dir("/proc", c, false, idlist_add_tasks, ids);
+	return ids->n;
+}
 
-	raw_list_dir("/proc", c, false, cost_task_dir, &n);
+static long pass_proc_root(struct cost *c, struct idlist *ids)
+{
+	return raw_list_dir("/proc", c, false, idlist_add, ids);
+}
+
+/* The fd the next open() gets: the lowest free one. */
+static int next_fd(void)
+{
+	int fd = fcntl(proc_fd, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("F_DUPFD: %m");
+	close(fd);
+	return fd;
+}
+
+static long pass_self_fd(struct cost *c, struct idlist *ids)
+{
+	int self = next_fd();
+	long i;
+
+	raw_list_dir("/proc/self/fd", c, false, idlist_add, ids);
+	/* The listing includes the directory's own fd: leave it out. */
+	for (i = 0; i < ids->n; i++)
+		if (ids->v[i] == self)
+			ids->v[i] = ids->v[--ids->n];
+	return ids->n;
+}
+
+static long pass_new_all_tasks(struct cost *c, struct idlist *ids)
+{
+	long n = pidmap_all(PIDMAP_SCOPE_TASKS, 0, idbuf, c);
+
+	idlist_append(ids, idbuf, n);
 	return n;
 }
 
-static long cost_proc_root(struct cost *c)
+static long pass_new_procs(struct cost *c, struct idlist *ids)
 {
-	return raw_list_dir("/proc", c, false, NULL, NULL);
+	long n = pidmap_all(PIDMAP_SCOPE_PROCS, 0, idbuf, c);
+
+	idlist_append(ids, idbuf, n);
+	return n;
 }
 
-static long cost_self_fd(struct cost *c)
+static long pass_grouped(struct cost *c, struct idlist *ids)
 {
-	/* The listing includes the directory's own fd: leave it out. */
-	return raw_list_dir("/proc/self/fd", c, false, NULL, NULL) - 1;
+	return grouped(c, ids);
+}
+
+static long pass_new_fds(struct cost *c, struct idlist *ids)
+{
+	long n = fdmap_all(c);
+
+	idlist_append(ids, fdbuf, n);
+	return n;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -589,7 +739,7 @@ struct result {
 	long new_entries;		/* ids the syscall returned */
 	bool agree;			/* both sides saw the same ids */
 	long base_iters, new_iters;
-	char extra[1280];		/* extra JSON members, "" or ", ..." */
+	char extra[2048];		/* extra JSON members, "" or ", ..." */
 };
 
 static struct result results[16];
@@ -674,29 +824,6 @@ static void print_json(void)
 	fflush(stdout);
 }
 
-/* Ids of one listing, for the mismatch report. */
-struct idlist {
-	int *v;
-	long n, cap;
-};
-
-static void idlist_add(int id, void *arg, struct cost *c)
-{
-	struct idlist *l = arg;
-
-	(void)c;
-	if (l->n < l->cap)
-		l->v[l->n++] = id;
-}
-
-static void idlist_add_tasks(int pid, void *arg, struct cost *c)
-{
-	char path[32];
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	raw_list_dir(path, c, true, idlist_add, arg);
-}
-
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -707,103 +834,131 @@ static int cmp_int(const void *a, const void *b)
 enum listing { LIST_TASKS, LIST_PROCS, LIST_FDS };
 
 /*
- * After a disagreement: list up to 16 ids that only one side has, so that
- * the report says what went missing (for a task, its Tgid).
+ * Whether the /proc side's ids @p and the new side's @q are the same set;
+ * if not, report up to 16 ids that only one side has (for a task, its
+ * Tgid).  Sorts both.
  */
-static void mismatch_report(enum listing what)
+static bool same_ids(const char *name, enum listing what, struct idlist *p,
+		     struct idlist *q)
 {
-	static int pv[1 << 17], sv[1 << 17];
-	struct idlist pl = { pv, 0, ARRAY_SIZE(pv) };
-	struct cost c = { 0 };
-	long sn = 0, i, j, shown = 0;
+	long i = 0, j = 0, diff = 0;
 
-	if (what == LIST_FDS)
-		return;	/* the fd listing has no hidden state worth showing */
-	if (what == LIST_TASKS)
-		raw_list_dir("/proc", &c, false, idlist_add_tasks, &pl);
-	else
-		raw_list_dir("/proc", &c, false, idlist_add, &pl);
-	sn = pidmap_all(0, what == LIST_TASKS ? PIDMAP_ALL_TASKS : PIDMAP_PROC,
-			idbuf, NULL);
-	if (sn > (long)ARRAY_SIZE(sv))
-		sn = ARRAY_SIZE(sv);
-	memcpy(sv, idbuf, sn * sizeof(*sv));
-	qsort(pv, pl.n, sizeof(*pv), cmp_int);
-	qsort(sv, sn, sizeof(*sv), cmp_int);
-	fprintf(stderr, "  now: /proc %ld ids, syscall %ld ids\n", pl.n, sn);
-	for (i = 0, j = 0; (i < pl.n || j < sn) && shown < 16;) {
-		if (j >= sn || (i < pl.n && pv[i] < sv[j])) {
-			fprintf(stderr, "  only in /proc: %d (Tgid %d)\n", pv[i],
-				proc_tgid_of(pv[i]));
-			i++;
-			shown++;
-		} else if (i >= pl.n || sv[j] < pv[i]) {
-			fprintf(stderr, "  only from the syscall: %d (Tgid %d)\n",
-				sv[j], proc_tgid_of(sv[j]));
-			j++;
-			shown++;
-		} else {
+	qsort(p->v, p->n, sizeof(*p->v), cmp_int);
+	qsort(q->v, q->n, sizeof(*q->v), cmp_int);
+	while (i < p->n || j < q->n) {
+		bool only_p = j >= q->n || (i < p->n && p->v[i] < q->v[j]);
+		bool only_q = !only_p && (i >= p->n || q->v[j] < p->v[i]);
+		int id = only_p ? p->v[i] : q->v[j];
+
+		if (!only_p && !only_q) {
 			i++;
 			j++;
+			continue;
 		}
+		if (diff++ < 16) {
+			fflush(stdout);
+			fprintf(stderr, "  %s: %d only %s", name, id,
+				only_p ? "in /proc" : "from the call");
+			if (what != LIST_FDS)
+				fprintf(stderr, " (Tgid %d)", proc_tgid_of(id));
+			fputc('\n', stderr);
+		}
+		i += only_p;
+		j += only_q;
 	}
+	if (diff) {
+		fflush(stdout);
+		fprintf(stderr, "pidmap-bench: %s: /proc listed %ld ids, the call %ld; %ld differ\n",
+			name, p->n, q->n, diff);
+	}
+	return !diff;
 }
 
 static int failures;
 
 /*
- * The two enumerations of a case must agree on the number of ids, else the
- * benchmark compared different work.  Background tasks may come and go
- * (kernel workers), hence a small slack.  A disagreement is reported, the
- * run goes on, and the exit status is 1.
+ * A timed enumeration must have listed about as many ids as the untimed
+ * pass, else the benchmark timed different work.  Background tasks may
+ * come and go (kernel workers) between the two, hence a small slack.
  */
-static bool check_agree(const char *name, long base, long new,
-			enum listing what)
+static bool check_count(const char *name, const char *side, long pass, long timed)
 {
-	long slack = 4 + base / 100;
+	long slack = 4 + pass / 100;
 
-	if (labs(base - new) <= slack)
+	if (labs(pass - timed) <= slack)
 		return true;
 	fflush(stdout);
 	fprintf(stderr,
-		"pidmap-bench: ERROR: %s: the /proc counting pass saw %ld ids, the other listing %ld (slack %ld)\n",
-		name, base, new, slack);
-	mismatch_report(what);
-	failures++;
+		"pidmap-bench: %s: the untimed pass saw %ld ids, the timed %s %ld (slack %ld)\n",
+		name, pass, side, timed, slack);
+	return false;
+}
+
+#define IDLIST_CAP (1 << 17)
+static int base_id_store[IDLIST_CAP], new_id_store[IDLIST_CAP];
+
+/*
+ * The untimed pass of each side, back to back, into @cb/@cn: the same ids,
+ * or up to 3 attempts (kernel workers come and go).  @new_pass NULL: the
+ * /proc side alone.  Returns whether an attempt agreed.
+ */
+static bool run_passes(const char *name, enum listing what, pass_fn base_pass,
+		       struct cost *cb, pass_fn new_pass, struct cost *cn,
+		       long *eb, long *en)
+{
+	struct idlist bl = { base_id_store, 0, IDLIST_CAP };
+	struct idlist nl = { new_id_store, 0, IDLIST_CAP };
+	int attempt;
+
+	for (attempt = 1; attempt <= 3; attempt++) {
+		memset(cb, 0, sizeof(*cb));
+		memset(cn, 0, sizeof(*cn));
+		bl.n = nl.n = 0;
+		*eb = base_pass(cb, &bl);
+		if (!new_pass)
+			return true;
+		*en = new_pass(cn, &nl);
+		if (same_ids(name, what, &bl, &nl)) {
+			note("  %s: cross-check: /proc and the call list the same %ld ids (attempt %d)\n",
+			     name, *eb, attempt);
+			return true;
+		}
+	}
 	return false;
 }
 
 /*
- * Time one case: @base vs @new (NULL when the syscall is missing) plus the
- * counting passes.
+ * Time one case: @base vs @new (NULL when the call is missing), then the
+ * untimed passes, which must list the same ids; a disagreement is
+ * reported, the run goes on, and the exit status is 1.
  */
-static struct result *bench_case(const char *name, double target,
-				 enum listing what,
-				 enum_fn base, long (*base_cost)(struct cost *),
-				 enum_fn new, long (*new_cost)(struct cost *))
+static struct result *bench_case(const char *name, double target, enum listing what,
+				 enum_fn base, pass_fn base_pass, enum_fn new, pass_fn new_pass)
 {
 	struct side sb = { .fn = base }, sn = { .fn = new };
-	struct cost cb = { 0 }, cn = { 0 };
+	struct cost cb, cn;
 	struct result *r = add_result(name, target, false);
-	long eb, en;
+	long eb = 0, en = 0;
 
 	note("%s: timing ...\n", name);
 	run_pair(&sb, new ? &sn : NULL, &r->base_ns, &r->new_ns);
 	r->base_iters = sb.iters;
-	eb = base_cost(&cb);
+	r->agree = run_passes(name, what, base_pass, &cb, new ? new_pass : NULL, &cn, &eb, &en);
+	r->agree &= check_count(name, "/proc walk", eb, sb.entries);
 	r->entries = eb;
 	r->base_sys = cb.syscalls;
 	r->base_bytes = cb.bytes;
-	r->agree = check_agree(name, eb, sb.entries, what);
 	if (new) {
-		en = new_cost(&cn);
+		r->agree &= check_count(name, "call", eb, sn.entries);
 		r->new_entries = en;
-		r->agree = r->agree && check_agree(name, eb, en, what) &&
-			   check_agree(name, eb, sn.entries, what);
 		r->new_iters = sn.iters;
 		r->new_sys = cn.syscalls;
 		r->new_bytes = cn.bytes;
 		r->ratio = r->base_ns / r->new_ns;
+	}
+	if (!r->agree) {
+		fprintf(stderr, "pidmap-bench: ERROR: %s: the listings disagree\n", name);
+		failures++;
 	}
 	note("%s: baseline %.0f ns, new %s, %ld entries\n", name, r->base_ns,
 	     new ? "measured" : "n/a (no syscall)", r->entries);
@@ -1010,21 +1165,6 @@ static bool want_case(const char *name)
 	return false;
 }
 
-static long cost_new_all_tasks(struct cost *c)
-{
-	return pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, c);
-}
-
-static long cost_new_procs(struct cost *c)
-{
-	return pidmap_all(0, PIDMAP_PROC, idbuf, c);
-}
-
-static long cost_new_fds(struct cost *c)
-{
-	return fdmap_all(c);
-}
-
 static void case_fds(const char *name, long nfds, double target)
 {
 	int opened[4096];
@@ -1044,15 +1184,10 @@ static void case_fds(const char *name, long nfds, double target)
 	}
 	if (walk_self_fd(NULL) != nfds)
 		note("  note: %s runs with %ld fds open\n", name, walk_self_fd(NULL));
-	bench_case(name, target, LIST_FDS, walk_self_fd, cost_self_fd,
-		   have_fdmap ? new_fds : NULL, cost_new_fds);
+	bench_case(name, target, LIST_FDS, walk_self_fd, pass_self_fd,
+		   have_fdmap ? new_fds : NULL, pass_new_fds);
 	for (i = 0; i < nopened; i++)
 		close(opened[i]);
-}
-
-static long cost_grouped(struct cost *c)
-{
-	return grouped(c);
 }
 
 /*
@@ -1102,16 +1237,16 @@ static void case_250(void)
 
 	if (want_case("tasks_all_250")) {
 		r = bench_case("tasks_all_250", 300, LIST_TASKS,
-			       walk_proc_tasks, cost_proc_tasks,
+			       walk_proc_tasks, pass_proc_tasks,
 			       have_pidmap ? new_all_tasks : NULL,
-			       cost_new_all_tasks);
+			       pass_new_all_tasks);
 		snprintf(r->extra, sizeof(r->extra), ", \"processes\": %ld",
 			 walk_proc_root(NULL));
 	}
 	if (want_case("tasks_grouped_250")) {
 		r = bench_case("tasks_grouped_250", 10, LIST_TASKS, walk_proc_tasks,
-			       cost_proc_tasks, have_pidmap ? new_grouped : NULL,
-			       cost_grouped);
+			       pass_proc_tasks, have_pidmap ? new_grouped : NULL,
+			       pass_grouped);
 		snprintf(r->extra, sizeof(r->extra), ", \"processes\": %ld",
 			 walk_proc_root(NULL));
 	}
@@ -1127,28 +1262,33 @@ static void case_procs_only(void)
 		return;
 	make_room(opt.procs);
 	spawn_procs(&p, opt.procs, 1);
-	r = bench_case("procs_only_10k", 50, LIST_PROCS, walk_proc_root, cost_proc_root,
-		       have_pidmap ? new_procs : NULL, cost_new_procs);
+	r = bench_case("procs_only_10k", 50, LIST_PROCS, walk_proc_root, pass_proc_root,
+		       have_pidmap ? new_procs : NULL, pass_new_procs);
 	snprintf(r->extra, sizeof(r->extra), ", \"spawned_processes\": %ld",
 		 opt.procs);
 	pop_kill(&p);
 }
 
-static void case_tasks_10k(void)
+/*
+ * All tasks with opt.procs more tasks, in processes of @threads tasks:
+ * tasks_all_10k (1,000 x 10, the v1/v2 population) and tasks_all_100x100
+ * (100 x 100, the population of the v3 bar).
+ */
+static void case_tasks_many(const char *name, int threads)
 {
-	long nprocs = opt.procs / 10;
+	long nprocs = opt.procs / threads;
 	struct pop p = { 0 };
 	struct result *r;
 
-	if (!want_case("tasks_all_10k"))
+	if (!want_case(name))
 		return;
 	make_room(opt.procs);
-	spawn_procs(&p, nprocs, 10);
-	r = bench_case("tasks_all_10k", 100, LIST_TASKS, walk_proc_tasks, cost_proc_tasks,
-		       have_pidmap ? new_all_tasks : NULL, cost_new_all_tasks);
+	spawn_procs(&p, nprocs, threads);
+	r = bench_case(name, 100, LIST_TASKS, walk_proc_tasks, pass_proc_tasks,
+		       have_pidmap ? new_all_tasks : NULL, pass_new_all_tasks);
 	snprintf(r->extra, sizeof(r->extra),
-		 ", \"processes\": %ld, \"spawned_processes\": %ld, \"threads_per_process\": 10",
-		 walk_proc_root(NULL), nprocs);
+		 ", \"processes\": %ld, \"spawned_processes\": %ld, \"threads_per_process\": %d",
+		 walk_proc_root(NULL), nprocs, threads);
 	pop_kill(&p);
 }
 
@@ -1159,23 +1299,31 @@ static void case_tasks_10k(void)
  * state, utime, stime, rss, start_time, comm), in clock ticks and pages as
  * /proc/PID/stat has them:
  *
- *  - baseline ("walk"): the htop walk: readdir /proc, readdir every
- *    /proc/PID/task, then open/read/close /proc/PID/task/TID/stat (opened
- *    relative to the task directory's fd, one path lookup) and parse it;
- *  - "pidmap": PIDMAP_ALL_TASKS for the ids, then /proc/TID/stat per task.
- *    For a thread id that file is the whole group's stat: utime/stime are
- *    the group's sums, and nothing in it gives the tgid.  That is the
- *    shortcut issue 15 measures; its records carry tgid 0 (unknown) and
- *    group cputime, and the check treats them as such;
- *  - "pidmap_grouped": PIDMAP_PROC, then per process PIDMAP_TASKS and an
- *    O_PATH open of /proc/TGID/task, then TID/stat relative to it: the
- *    complete records with pidmap's listing;
- *  - bulk ("new"): pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records, turned
- *    into the same records (ns to ticks);
- *  - "bulk_call": the same call alone, timed only, for the kernel's cost
- *    per record;
- *  - "pidfd_info": the per-task route of 7.3 without pidmap's records:
- *    the ids from PIDMAP_ALL_TASKS (the "pidmap" variant's listing; on a
+ *  - "walk" (the baseline): the htop walk: readdir /proc, readdir every
+ *    /proc/PID/task, then open/read/close TID/stat (opened relative to
+ *    the task directory's fd, one path lookup) and parse it; its rss is
+ *    stat's approximate one;
+ *  - "walk_status": the same walk reading TID/status as well, for the
+ *    exact VmRSS as ps reads it: the walk that gives what the records give;
+ *  - "pidmap": pidmap(PIDMAP_SCOPE_TASKS) for the ids, then /proc/TID/stat
+ *    per task.  For a thread id that file is the whole group's stat:
+ *    utime/stime are the group's sums, and nothing in it gives the tgid.
+ *    That is the shortcut issue 15 measures; its records carry tgid 0
+ *    (unknown) and group cputime, and the check treats them as such;
+ *  - "pidmap_grouped": pidmap(PIDMAP_SCOPE_PROCS), then per process
+ *    pidfd_open, pidmap(PIDMAP_SCOPE_THREADS) on it, close, and an O_PATH
+ *    open of /proc/TGID/task, then TID/stat relative to it: the complete
+ *    records with pidmap's listing;
+ *  - "records" (JSON "new"): pidmap_info(PIDMAP_SCOPE_TASKS) with the
+ *    fields' mask, opt.info_chunk records a call (the crate's 512 by
+ *    default), through our /proc's view, turned into the same records;
+ *  - "records_default" (JSON "bulk_default"): the same in the default
+ *    view, where every task costs a ptrace_may_access();
+ *  - "records_call" (JSON "bulk_call"): the calls of "records" alone,
+ *    without turning the records into the refresh's: the kernel's cost
+ *    per record.  Its check pass runs "records" on tid, tgid, ppid only;
+ *  - "pidfd_info": the per-task route of 7.3 without the records: the ids
+ *    from pidmap(PIDMAP_SCOPE_TASKS) (the "pidmap" variant's listing; on a
  *    kernel without pidmap, the walk's readdirs of /proc and
  *    /proc/PID/task), timed with the rest as every variant's listing is,
  *    then per task pidfd_open(tid, PIDFD_THREAD), ioctl(PIDFD_GET_INFO),
@@ -1186,15 +1334,14 @@ static void case_tasks_10k(void)
  *    checked on tid, tgid and ppid only.
  */
 
-/* The refresh's fields; struct pidmap_info and the bits: pidmap_uapi.h. */
-#define REFRESH_INFO_MASK (PIDMAP_INFO_TGID | PIDMAP_INFO_PPID | PIDMAP_INFO_STATE | \
+/* The refresh's fields (the ids come always). */
+#define REFRESH_INFO_MASK (PIDMAP_INFO_ID | PIDMAP_INFO_PPID | PIDMAP_INFO_STATE | \
 			   PIDMAP_INFO_CPUTIME | PIDMAP_INFO_START_TIME | \
 			   PIDMAP_INFO_RSS | PIDMAP_INFO_COMM)
 
-static bool have_info;		/* pidmap takes PIDMAP_INFO */
-static int info_errno;		/* what the probe got instead, or 0 */
+static bool have_info;		/* pidmap_info(2) is there */
 
-#define REC_COMM 64		/* stat's comm: a kernel thread's may be longer than task->comm */
+#define REC_COMM 64		/* stat's comm: a kernel thread's full name */
 
 struct task_rec {
 	int tid;
@@ -1213,14 +1360,14 @@ struct task_rec {
 
 struct refresh {
 	const char *name;
-	bool group_cputime;	/* utime/stime are the thread group's sums */
 	struct task_rec *recs;
 	long n;
-	long calls;		/* pidmap calls of the last refresh */
-	long stat_reads;	/* stat files read by the last refresh */
+	long calls;		/* syscalls of the last refresh besides the file reads */
+	long stat_reads;	/* /proc files read by the last refresh (or tasks asked) */
 	long stat_bytes;
-	long missing_fields;	/* bulk: records whose mask lacks a field */
-	bool ids_only;		/* only tid, tgid, ppid (pidfd_info) */
+	long missing_fields;	/* records whose mask lacks a field */
+	bool group_cputime;	/* utime/stime are the thread group's sums */
+	bool ids_only;		/* only tid, tgid, ppid */
 	/*
 	 * rss is the exact resident set, statm's 2nd field (status VmRSS),
 	 * not stat's field 24, which reads the counters' approximate value
@@ -1229,7 +1376,7 @@ struct refresh {
 };
 
 static unsigned long long ns_per_tick;
-static int proc_fd = -1;	/* /proc, O_PATH, for the *at() opens */
+static long page_kib;		/* status gives VmRSS in KiB */
 
 static struct task_rec *rec_push(struct refresh *rf)
 {
@@ -1296,37 +1443,67 @@ static int parse_stat(char *buf, struct task_rec *r)
 }
 
 /*
- * Read @tid's stat file, "TID/stat" relative to @dirfd, and append its
- * record with @tgid.  A task that exited meanwhile (ENOENT, ESRCH) is left
- * out.
+ * Read "TID/@file" relative to @dirfd into @buf (NUL-terminated) and count
+ * it.  Returns its length; 0 if the task exited meanwhile (ENOENT, ESRCH).
  */
-static void read_stat_at(struct refresh *rf, int dirfd, int tid, int tgid)
+static ssize_t read_task_file(struct refresh *rf, int dirfd, int tid, const char *file,
+			      char *buf, size_t size)
 {
-	char buf[1024], name[24];
-	struct task_rec *r;
+	char name[32];
 	ssize_t len;
 	int fd;
 
-	snprintf(name, sizeof(name), "%d/stat", tid);
+	snprintf(name, sizeof(name), "%d/%s", tid, file);
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ESRCH)
-			return;
+			return 0;
 		die("%s: open %s: %m", rf->name, name);
 	}
-	len = read(fd, buf, sizeof(buf) - 1);
+	len = read(fd, buf, size - 1);
 	if (len < 0 && errno != ESRCH)
 		die("%s: read %s: %m", rf->name, name);
 	close(fd);
 	if (len <= 0)
-		return;
+		return 0;
 	buf[len] = '\0';
 	rf->stat_reads++;
 	rf->stat_bytes += len;
+	return len;
+}
+
+/*
+ * Append @tid's record from "TID/stat" relative to @dirfd, with @tgid.
+ * Returns it, or NULL if the task exited meanwhile.
+ */
+static struct task_rec *read_stat_at(struct refresh *rf, int dirfd, int tid, int tgid)
+{
+	char buf[1024];
+	struct task_rec *r;
+
+	if (!read_task_file(rf, dirfd, tid, "stat", buf, sizeof(buf)))
+		return NULL;
 	r = rec_push(rf);
 	if (parse_stat(buf, r))
-		die("%s: cannot parse %s: %s", rf->name, name, buf);
+		die("%s: cannot parse %d/stat: %s", rf->name, tid, buf);
 	r->tgid = tgid;
+	return r;
+}
+
+/*
+ * @r's rss from "TID/status" relative to @dirfd: VmRSS, exact, as ps
+ * reads it (none for a kernel thread: 0).  False if the task is gone.
+ */
+static bool read_status_rss(struct refresh *rf, int dirfd, struct task_rec *r)
+{
+	char buf[4096];
+	const char *vm;
+
+	if (!read_task_file(rf, dirfd, r->tid, "status", buf, sizeof(buf)))
+		return false;
+	vm = strstr(buf, "\nVmRSS:");
+	r->rss = vm ? strtol(vm + 7, NULL, 10) / page_kib : 0;
+	return true;
 }
 
 static void refresh_reset(struct refresh *rf)
@@ -1341,6 +1518,16 @@ static inline void read_task_stat(void *arg, DIR *task_dir, int pid, int tid)
 	errno = 0;	/* a task that exited meanwhile left ENOENT/ESRCH */
 }
 
+static inline void read_task_stat_status(void *arg, DIR *task_dir, int pid, int tid)
+{
+	struct refresh *rf = arg;
+	struct task_rec *r = read_stat_at(rf, dirfd(task_dir), tid, pid);
+
+	if (r && !read_status_rss(rf, dirfd(task_dir), r))
+		rf->n--;	/* gone between the two reads */
+	errno = 0;
+}
+
 /* Baseline: the htop walk, reading each task's stat in its task directory. */
 static long refresh_walk(void *arg)
 {
@@ -1351,148 +1538,182 @@ static long refresh_walk(void *arg)
 	return rf->n;
 }
 
-/* The issue's shortcut: PIDMAP_ALL_TASKS, then /proc/TID/stat. */
+/* The same walk reading each task's stat and status (exact rss). */
+static long refresh_walk_status(void *arg)
+{
+	struct refresh *rf = arg;
+
+	refresh_reset(rf);
+	for_each_proc_task(read_task_stat_status, rf);
+	return rf->n;
+}
+
+/* The issue's shortcut: pidmap(PIDMAP_SCOPE_TASKS), then /proc/TID/stat. */
 static long refresh_pidmap(void *arg)
 {
 	struct refresh *rf = arg;
+	struct cost c = { 0 };
 	long n, i;
 
 	refresh_reset(rf);
-	n = pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
-	rf->calls = n / IDBUF_CAP + 1;
+	n = pidmap_all(PIDMAP_SCOPE_TASKS, 0, idbuf, &c);
+	rf->calls = c.syscalls;
 	for (i = 0; i < n; i++)
-		read_stat_at(rf, proc_fd, idbuf[i], 0);
+		read_stat_at(rf, proc_fd, (int)idbuf[i], 0);
 	return rf->n;
 }
 
-/* PIDMAP_PROC, PIDMAP_TASKS per process, /proc/TGID/task/TID/stat. */
+/* The stat files of process @pid's @nt threads (in idbuf2), in /proc/PID/task. */
+static void read_group_stats(struct refresh *rf, int pid, long nt)
+{
+	char path[24];
+	int task_fd;
+	long t;
+
+	snprintf(path, sizeof(path), "%d/task", pid);
+	task_fd = openat(proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rf->calls += 2;
+	if (task_fd < 0) {
+		if (errno == ENOENT)	/* exited meanwhile */
+			return;
+		die("%s: open /proc/%s: %m", rf->name, path);
+	}
+	for (t = 0; t < nt; t++)
+		read_stat_at(rf, task_fd, (int)idbuf2[t], pid);
+	close(task_fd);
+}
+
+/*
+ * pidmap(PIDMAP_SCOPE_PROCS), per process its threads (pidfd_open,
+ * PIDMAP_SCOPE_THREADS, close), then /proc/TGID/task/TID/stat.
+ */
 static long refresh_pidmap_grouped(void *arg)
 {
 	struct refresh *rf = arg;
+	struct cost c = { 0 };
 	long np, p;
 
 	refresh_reset(rf);
-	np = pidmap_all(0, PIDMAP_PROC, idbuf, NULL);
-	rf->calls = np / IDBUF_CAP + 1;
+	np = pidmap_all(PIDMAP_SCOPE_PROCS, 0, idbuf, &c);
 	for (p = 0; p < np; p++) {
-		long nt = pidmap_all(idbuf[p], PIDMAP_TASKS, idbuf2, NULL), t;
-		char path[24];
-		int task_fd;
+		long nt = threads_of((int)idbuf[p], idbuf2, &c);
 
-		rf->calls += nt / IDBUF_CAP + 1;
-		if (!nt)
-			continue;
-		/* As the walk does: stat files relative to the task directory. */
-		snprintf(path, sizeof(path), "%d/task", idbuf[p]);
-		task_fd = openat(proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		rf->calls += 2;
-		if (task_fd < 0) {
-			if (errno == ENOENT)	/* exited meanwhile */
-				continue;
-			die("%s: open /proc/%s: %m", rf->name, path);
-		}
-		for (t = 0; t < nt; t++)
-			read_stat_at(rf, task_fd, idbuf2[t], idbuf[p]);
-		close(task_fd);
+		if (nt)
+			read_group_stats(rf, (int)idbuf[p], nt);
 	}
+	rf->calls += c.syscalls;
 	return rf->n;
 }
 
-#define INFO_CAP REC_CAP
-static struct pidmap_info infobuf[INFO_CAP];
+#define INFO_CHUNK_MAX 4096
+static struct pidmap_info infobuf[INFO_CHUNK_MAX];
 
-static long pidmap_info_at(int start, struct pidmap_info *buf,
-			   unsigned int count, unsigned int flags)
+/* Append @n records of pidmap_info(2) to @rf, as the refresh's records. */
+static void records_from_info(struct refresh *rf, const struct pidmap_info *in, long n)
 {
-	return pidmap_info_view(0, 0, start, buf, count, flags, sizeof(*buf),
-				REFRESH_INFO_MASK);
-}
+	long i;
 
-/* Up to INFO_CAP records into infobuf, from tid @start on, or die. */
-static long info_chunk(int start)
-{
-	long r = pidmap_info_at(start, infobuf, INFO_CAP, PIDMAP_ALL_TASKS);
+	for (i = 0; i < n; i++, in++) {
+		struct task_rec *out = rec_push(rf);
+		size_t len;
 
-	if (r < 0)
-		die("pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO, start=%d): %m", start);
-	if (r > INFO_CAP)
-		die("pidmap returned %ld > count %u records", r, INFO_CAP);
-	return r;
-}
-
-/* Bulk: pidmap(PIDMAP_ALL_TASKS | PIDMAP_INFO) records. */
-static long refresh_bulk(void *arg)
-{
-	struct refresh *rf = arg;
-	int start = 0;
-
-	refresh_reset(rf);
-	for (;;) {
-		long r = info_chunk(start), i;
-
-		rf->calls++;
-		for (i = 0; i < r; i++) {
-			const struct pidmap_info *in = &infobuf[i];
-			struct task_rec *out = rec_push(rf);
-
-			if ((in->mask & REFRESH_INFO_MASK) != REFRESH_INFO_MASK)
-				rf->missing_fields++;
-			out->tid = in->tid;
-			out->tgid = in->tgid;
-			out->ppid = in->ppid;
-			out->state = (char)in->state;
-			out->utime = in->utime_ns / ns_per_tick;
-			out->stime = in->stime_ns / ns_per_tick;
-			out->start_time = in->start_time_ns / ns_per_tick;
-			out->rss = (long)in->rss_pages;
-			memcpy(out->comm, in->comm, sizeof(in->comm));
-			out->comm[sizeof(in->comm)] = '\0';
-		}
-		if (r < INFO_CAP)
-			return rf->n;
-		start = infobuf[r - 1].tid + 1;
+		if ((in->mask & REFRESH_INFO_MASK) != REFRESH_INFO_MASK)
+			rf->missing_fields++;
+		out->tid = in->tid;
+		out->tgid = in->tgid;
+		out->ppid = in->ppid;
+		out->comm[0] = '\0';
+		if (rf->ids_only)
+			continue;
+		out->state = (char)in->state;
+		out->utime = in->utime;
+		out->stime = in->stime;
+		out->start_time = in->start_time;
+		out->rss = (long)in->rss_pages;
+		len = strnlen(in->comm, sizeof(in->comm));
+		if (len >= REC_COMM)
+			len = REC_COMM - 1;
+		memcpy(out->comm, in->comm, len);
+		out->comm[len] = '\0';
 	}
 }
 
 /*
- * The bulk call alone, without turning the records into the refresh's:
- * its cost per record is the kernel's, comparable with the per-id cost of
- * plain PIDMAP_ALL_TASKS.
+ * One full pidmap_info(2) listing of every task with the refresh's fields,
+ * opt.info_chunk records a call, through our /proc's view or (!@procfs_view)
+ * the default one; each chunk goes to @rf (NULL: counted only).  Returns
+ * the number of records.
+ */
+static long info_all(struct refresh *rf, bool procfs_view)
+{
+	struct pidmap_req req = pidmap_req(PIDMAP_SCOPE_TASKS, 0, procfs_view);
+	long total = 0, calls = 0;
+
+	req.info_size = sizeof(struct pidmap_info);
+	req.info_mask = REFRESH_INFO_MASK;
+	if (rf)
+		refresh_reset(rf);
+	for (;;) {
+		long r = sys_pidmap_info(&req, infobuf, (size_t)opt.info_chunk, 0);
+
+		calls++;
+		if (r < 0)
+			die("pidmap_info(PIDMAP_SCOPE_TASKS, %s view, last_id %llu): %m",
+			    procfs_view ? "procfs" : "default",
+			    (unsigned long long)req.last_id);
+		if (r > opt.info_chunk)
+			die("pidmap_info returned %ld > nr %ld", r, opt.info_chunk);
+		if (r == 0)
+			break;
+		if (rf)
+			records_from_info(rf, infobuf, r);
+		total += r;
+		req.last_id = (__u32)infobuf[r - 1].tid;
+	}
+	if (rf)
+		rf->calls = calls;
+	return total;
+}
+
+/* The records, through our /proc's view. */
+static long refresh_bulk(void *arg)
+{
+	return info_all(arg, true);
+}
+
+/* The records in the default view. */
+static long refresh_bulk_default(void *arg)
+{
+	return info_all(arg, false);
+}
+
+/*
+ * The calls alone, without turning the records into the refresh's: its
+ * cost per record is the kernel's, comparable with the per-id cost of
+ * plain pidmap(PIDMAP_SCOPE_TASKS).
  */
 static long refresh_bulk_call(void *arg)
 {
-	long total = 0;
-	int start = 0;
-
 	(void)arg;
-	for (;;) {
-		long r = info_chunk(start);
-
-		total += r;
-		if (r < INFO_CAP)
-			return total;
-		start = infobuf[r - 1].tid + 1;
-	}
+	return info_all(NULL, true);
 }
 
 /*
- * Probe PIDMAP_INFO with a count-0 call: 0 means supported; a kernel with
- * pidmap but without PIDMAP_INFO rejects the flag (EINVAL) or the longer
- * request (E2BIG).  Anything else is a broken kernel: stop.
+ * Probe pidmap_info(2) with an nr-0 call: 0 means present, ENOSYS absent.
+ * Anything else is a broken kernel: stop.
  */
 static void probe_info(void)
 {
+	struct pidmap_req req = pidmap_req(PIDMAP_SCOPE_TASKS, 0, true);
 	long r;
 
-	if (!have_pidmap)
-		return;
-	r = pidmap_info_at(0, NULL, 0, PIDMAP_ALL_TASKS);
+	req.info_size = sizeof(struct pidmap_info);
+	req.info_mask = REFRESH_INFO_MASK;
+	r = sys_pidmap_info(&req, NULL, 0, 0);
 	if (r == 0)
 		have_info = true;
-	else if (errno == EINVAL || errno == E2BIG)
-		info_errno = errno;
-	else
-		die("PIDMAP_INFO probe: expected 0, EINVAL or E2BIG, got %ld (%m)", r);
+	else if (errno != ENOSYS)
+		die("pidmap_info probe: expected 0 or ENOSYS, got %ld (%m)", r);
 }
 
 
@@ -1508,12 +1729,6 @@ static void probe_info(void)
  * ioctl's size is part of its number, and the kernel takes any size from
  * PIDFD_INFO_SIZE_VER0 (64) on.
  */
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef PIDFD_GET_INFO
 #define PIDFD_INFO_PID		(1UL << 0)
 #define PIDFD_INFO_CREDS	(1UL << 1)
@@ -1551,7 +1766,7 @@ static void pidfd_info_one(struct refresh *rf, int tid)
 	struct task_rec *r;
 	int fd;
 
-	fd = (int)syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+	fd = sys_pidfd_open(tid, PIDFD_THREAD);
 	if (fd < 0) {
 		if (errno == ESRCH || errno == EINVAL) {
 			pidfd_gone++;
@@ -1594,7 +1809,7 @@ static inline void pidfd_info_task(void *arg, DIR *task_dir, int pid, int tid)
 }
 
 /*
- * The per-task route: the ids from PIDMAP_ALL_TASKS (the listing of the
+ * The per-task route: the ids from pidmap(PIDMAP_SCOPE_TASKS) (the listing of the
  * "pidmap" variant and of the bulk records), or, on a kernel without
  * pidmap, from the /proc walk's readdirs; the listing is timed with the
  * rest, as it is in every other variant.  Then per task pidfd_open,
@@ -1603,6 +1818,7 @@ static inline void pidfd_info_task(void *arg, DIR *task_dir, int pid, int tid)
 static long refresh_pidfd_info(void *arg)
 {
 	struct refresh *rf = arg;
+	struct cost c = { 0 };
 	long n, i;
 
 	refresh_reset(rf);
@@ -1611,10 +1827,10 @@ static long refresh_pidfd_info(void *arg)
 		for_each_proc_task(pidfd_info_task, rf);
 		return rf->n;
 	}
-	n = pidmap_all(0, PIDMAP_ALL_TASKS, idbuf, NULL);
-	rf->calls = n / IDBUF_CAP + 1;
+	n = pidmap_all(PIDMAP_SCOPE_TASKS, 0, idbuf, &c);
+	rf->calls = c.syscalls;
 	for (i = 0; i < n; i++)
-		pidfd_info_one(rf, idbuf[i]);
+		pidfd_info_one(rf, (int)idbuf[i]);
 	return rf->n;
 }
 
@@ -1628,7 +1844,7 @@ static void probe_pidfd_info(void)
 	struct pidfd_info info;
 	int fd;
 
-	fd = (int)syscall(__NR_pidfd_open, (int)syscall(SYS_gettid), PIDFD_THREAD);
+	fd = (int)sys_pidfd_open((pid_t)syscall(SYS_gettid), PIDFD_THREAD);
 	if (fd < 0) {
 		if (errno != ENOSYS && errno != EINVAL)
 			die("pidfd_open probe: expected a pidfd, ENOSYS or EINVAL: %m");
@@ -1693,12 +1909,12 @@ static void group_sums(struct refresh *rf)
 }
 
 /*
- * Kernel threads only: stat shows a kernel thread's full name where
- * task->comm keeps its first 15 bytes (e.g. "rcu_exp_gp_kthread_worker"),
- * and a workqueue worker as "comm-desc" or "comm+desc", the description
- * changing as the worker moves between queues; records carry task->comm.
- * So compare 15 bytes of a longer name, and a kworker's name before its
- * suffix.
+ * Kernel threads only: stat and the records show a kernel thread's full
+ * name where task->comm keeps its first 15 bytes (e.g.
+ * "rcu_exp_gp_kthread_worker"), and a workqueue worker as "comm-desc" or
+ * "comm+desc", the description changing as the worker moves between
+ * queues between two reads.  So compare 15 bytes of a longer name, and a
+ * kworker's name before its suffix.
  */
 static bool comm_matches(const struct task_rec *a, const struct task_rec *b)
 {
@@ -1872,18 +2088,90 @@ static long compare_refresh(const char *name, const struct refresh *a,
 	return bad;
 }
 
+/* ---- The variants, their cross-check and their results ---- */
+
+enum {
+	V_WALK, V_WALK_STATUS, V_PIDMAP, V_GROUPED, V_RECORDS, V_RECORDS_DEFAULT,
+	V_RECORDS_CALL, V_PIDFD, NVARIANTS
+};
+
+struct variant {
+	const char *name;	/* in messages */
+	const char *key;	/* JSON: <key>_ns, <key>_ratio (the walk's ns / this) */
+	enum_fn timed;
+	enum_fn check;		/* its cross-check pass; NULL: timed */
+	bool group_cputime, ids_only, exact_rss;	/* of its records */
+};
+
+static const struct variant variants[NVARIANTS] = {
+	[V_WALK] = { "walk", "baseline", refresh_walk, NULL, false, false, false },
+	[V_WALK_STATUS] = { "walk_status", "walk_status", refresh_walk_status, NULL,
+			    false, false, true },
+	[V_PIDMAP] = { "pidmap", "pidmap", refresh_pidmap, NULL, true, false, false },
+	[V_GROUPED] = { "pidmap_grouped", "pidmap_grouped", refresh_pidmap_grouped, NULL,
+			false, false, false },
+	[V_RECORDS] = { "records", "new", refresh_bulk, NULL, false, false, true },
+	[V_RECORDS_DEFAULT] = { "records_default", "bulk_default", refresh_bulk_default,
+				NULL, false, false, true },
+	[V_RECORDS_CALL] = { "records_call", "bulk_call", refresh_bulk_call, refresh_bulk,
+			     false, true, false },
+	[V_PIDFD] = { "pidfd_info", "pidfd_info", refresh_pidfd_info, NULL,
+		      false, true, false },
+};
+
+static bool variant_available(int k)
+{
+	switch (k) {
+	case V_PIDMAP:
+	case V_GROUPED:
+		return have_pidmap;
+	case V_RECORDS:
+	case V_RECORDS_DEFAULT:
+	case V_RECORDS_CALL:
+		return have_info;
+	case V_PIDFD:
+		return have_pidfd_info;
+	default:
+		return true;
+	}
+}
+
+static struct task_rec recs[NVARIANTS][REC_CAP];
+
+/* One refresh case's state: each variant's records and samples. */
+struct refresh_run {
+	struct refresh rf[NVARIANTS];
+	struct side side[NVARIANTS];
+	struct side *timed[NVARIANTS];	/* NULL: not available */
+	double ns[NVARIANTS];		/* medians; < 0: not available */
+};
+
+static void refresh_run_init(struct refresh_run *run)
+{
+	int k;
+
+	memset(run, 0, sizeof(*run));
+	for (k = 0; k < NVARIANTS; k++) {
+		const struct variant *v = &variants[k];
+
+		run->rf[k] = (struct refresh){
+			.name = v->name, .recs = recs[k], .group_cputime = v->group_cputime,
+			.ids_only = v->ids_only, .exact_rss = v->exact_rss,
+		};
+		run->side[k] = (struct side){ .fn = v->timed, .arg = &run->rf[k] };
+		run->timed[k] = variant_available(k) ? &run->side[k] : NULL;
+		run->ns[k] = -1;
+	}
+}
+
 /*
  * One untimed pass of every variant, back to back, then compare each with
- * the walk.  Tasks outside the workload may come and go (kernel workers):
- * the pass is repeated up to 3 times; the case fails unless one is clean.
+ * the walk: the same tids, and the fields each variant has.  Tasks outside
+ * the workload may come and go (kernel workers): the pass is repeated up
+ * to 3 times; the case fails unless one is clean.
  */
-static bool refresh_check(const char *name, struct refresh **v, int nv,
-			  const struct pop *work)
+static bool refresh_check(const char *name, struct refresh_run *run, const struct pop *work)
 {
-	static const enum_fn fns[] = {
-		refresh_walk, refresh_pidmap, refresh_pidmap_grouped, refresh_bulk,
-		refresh_pidfd_info,
-	};
 	int attempt, k;
 
 	for (attempt = 1; attempt <= 3; attempt++) {
@@ -1891,20 +2179,22 @@ static bool refresh_check(const char *name, struct refresh **v, int nv,
 		unsigned long long slack;
 		long bad = 0;
 
-		for (k = 0; k < nv; k++)
-			if (v[k])
-				fns[k](v[k]);
+		for (k = 0; k < NVARIANTS; k++)
+			if (run->timed[k])
+				(variants[k].check ? variants[k].check : variants[k].timed)(&run->rf[k]);
 		slack = (now_ns() - t0) / ns_per_tick + 2;
-		group_sums(v[0]);
-		for (k = 0; k < nv; k++)
-			if (v[k])
-				qsort(v[k]->recs, v[k]->n, sizeof(struct task_rec), cmp_rec_tid);
-		for (k = 1; k < nv; k++)
-			if (v[k])
-				bad += compare_refresh(name, v[0], v[k], work, slack);
+		group_sums(&run->rf[V_WALK]);
+		for (k = 0; k < NVARIANTS; k++)
+			if (run->timed[k])
+				qsort(run->rf[k].recs, run->rf[k].n, sizeof(struct task_rec),
+				      cmp_rec_tid);
+		for (k = V_WALK + 1; k < NVARIANTS; k++)
+			if (run->timed[k])
+				bad += compare_refresh(name, &run->rf[V_WALK], &run->rf[k],
+						       work, slack);
 		if (!bad) {
-			note("  %s: cross-check: %ld records agree field by field (attempt %d, cputime slack %llu ticks)\n",
-			     name, v[0]->n, attempt, slack);
+			note("  %s: cross-check: %ld records agree field by field in every variant (attempt %d, cputime slack %llu ticks)\n",
+			     name, run->rf[V_WALK].n, attempt, slack);
 			return true;
 		}
 		fflush(stdout);
@@ -1916,147 +2206,179 @@ static bool refresh_check(const char *name, struct refresh **v, int nv,
 	return false;
 }
 
-static struct task_rec recs_walk[REC_CAP], recs_pidmap[REC_CAP],
-		       recs_grouped[REC_CAP], recs_bulk[REC_CAP], recs_pidfd[REC_CAP];
-
-/* Bulk ns and records of refresh_250, for the per-record cost. */
-static double refresh_small_new = -1, refresh_small_base, refresh_small_pidmap = -1,
-	      refresh_small_call = -1, refresh_small_pidfd = -1;
-static long refresh_small_n;
-
-static void ratio_json(char *buf, size_t size, const char *key, double base,
-		       const struct side *s)
+/*
+ * The syscalls of one refresh by variant @k: its calls, three per file
+ * read (or per task asked), and for the variants that list by readdir
+ * the walk's listing, @walk_listing.
+ */
+static long variant_syscalls(const struct refresh_run *run, int k, long walk_listing)
 {
-	double m;
+	const struct refresh *rf = &run->rf[k];
+	bool by_readdir = k == V_WALK || k == V_WALK_STATUS || (k == V_PIDFD && !have_pidmap);
 
-	if (!s) {
-		snprintf(buf, size, ", \"%s_ns\": null, \"%s_ratio\": null", key, key);
-		return;
-	}
-	m = median(s->samples, opt.rounds);
-	snprintf(buf, size, ", \"%s_ns\": %.1f, \"%s_ratio\": %.3f", key, m, key, base / m);
+	return rf->calls + (by_readdir ? walk_listing : 0) + 3 * rf->stat_reads;
 }
+
+/* Append printf(@fmt) to @buf of @size, which holds a string. */
+static void append(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len >= size - 1)
+		die("append: JSON buffer full");
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The JSON members of the variants besides the walk and the records
+ * (theirs are the result's baseline and new): "<key>_ns", "<key>_ratio"
+ * (the walk's ns / this), "<key>_syscalls", null when not available.
+ */
+static void variants_json(char *buf, size_t size, const struct refresh_run *run,
+			  long walk_listing)
+{
+	int k;
+
+	for (k = V_WALK + 1; k < NVARIANTS; k++) {
+		const char *key = variants[k].key;
+
+		if (k == V_RECORDS)
+			continue;
+		if (run->ns[k] < 0) {
+			append(buf, size, ", \"%s_ns\": null, \"%s_ratio\": null", key, key);
+			continue;
+		}
+		append(buf, size, ", \"%s_ns\": %.1f, \"%s_ratio\": %.3f, \"%s_syscalls\": %ld",
+		       key, run->ns[k], key, run->ns[V_WALK] / run->ns[k], key,
+		       variant_syscalls(run, k, walk_listing));
+	}
+	if (run->ns[V_RECORDS] >= 0 && run->ns[V_WALK_STATUS] >= 0)
+		append(buf, size, ", \"new_vs_walk_status_ratio\": %.3f",
+		       run->ns[V_WALK_STATUS] / run->ns[V_RECORDS]);
+}
+
+/* The per-task route's extra members: where its ids came from, or why it is absent. */
+static void pidfd_json(char *buf, size_t size, const struct refresh_run *run,
+		       long walk_listing)
+{
+	const struct refresh *rf = &run->rf[V_PIDFD];
+
+	if (run->ns[V_PIDFD] >= 0)
+		append(buf, size,
+		       ", \"pidfd_info_ids\": \"%s\", \"pidfd_info_gone\": %ld, "
+		       "\"pidfd_info_cgroupid\": %s",
+		       have_pidmap ? "pidmap" : "proc", pidfd_gone,
+		       pidfd_cgroupid == rf->n ? "true" : "false");
+	else
+		append(buf, size, ", \"pidfd_info_state\": \"absent: %s\"",
+		       pidfd_info_errno == ENOSYS ? "no pidfd_open (ENOSYS)" :
+		       pidfd_info_errno == EINVAL ? "no PIDFD_THREAD (EINVAL)" :
+		       pidfd_info_errno == ENOTTY ? "no PIDFD_GET_INFO (ENOTTY)" :
+		       "PIDFD_GET_INFO refused (EINVAL)");
+	(void)walk_listing;
+}
+
+/* refresh_250's medians and task count, for the cost per record above it. */
+static double small_ns[NVARIANTS];
+static long small_n;
+
+/*
+ * "<key>_ns_per_record": (this case's ns - refresh_250's) / the tasks in
+ * between, so a refresh's fixed cost drops out.
+ */
+static void per_record_json(char *buf, size_t size, const struct refresh_run *run, long n)
+{
+	int k;
+
+	if (!small_n || n <= small_n)
+		return;
+	for (k = 0; k < NVARIANTS; k++)
+		if (run->ns[k] >= 0 && small_ns[k] >= 0)
+			append(buf, size, ", \"%s_ns_per_record\": %.2f", variants[k].key,
+			       (run->ns[k] - small_ns[k]) / (double)(n - small_n));
+}
+
+static const char *records_state(void)
+{
+	if (!have_pidmap)
+		return "absent: no pidmap (ENOSYS)";
+	if (!have_info)
+		return "absent: no pidmap_info (ENOSYS)";
+	return "present";
+}
+
+/* One line per variant: its median and its ratio to the walk. */
+static void refresh_note(const char *name, const struct refresh_run *run)
+{
+	int k;
+
+	note("%s: %ld tasks:", name, run->rf[V_WALK].n);
+	for (k = 0; k < NVARIANTS; k++) {
+		if (run->ns[k] < 0)
+			note(" %s n/a;", variants[k].name);
+		else
+			note(" %s %.0f ns (%.2fx);", variants[k].name, run->ns[k],
+			     run->ns[V_WALK] / run->ns[k]);
+	}
+	note("\n");
+	if (run->ns[V_PIDFD] >= 0)
+		note("  %s: pidfd_info: pid, tgid, ppid, creds, cgroup id only (a lower bound), ids from %s, %ld task(s) gone meanwhile in the check pass\n",
+		     name, have_pidmap ? "pidmap" : "the /proc readdirs", pidfd_gone);
+}
+
+static struct refresh_run refresh_runs;
 
 static void refresh_case(const char *name, double target, const struct pop *work,
 			 bool small)
 {
-	struct refresh walk = { "walk", false, recs_walk, 0, 0, 0, 0, 0, false, false };
-	struct refresh pm = { "pidmap", true, recs_pidmap, 0, 0, 0, 0, 0, false, false };
-	struct refresh grp = { "pidmap_grouped", false, recs_grouped, 0, 0, 0, 0, 0, false, false };
-	struct refresh bulk = { "bulk", false, recs_bulk, 0, 0, 0, 0, 0, false, true };
-	struct refresh pfd = { "pidfd_info", false, recs_pidfd, 0, 0, 0, 0, 0, true, false };
-	struct side sw = { .fn = refresh_walk, .arg = &walk };
-	struct side sp = { .fn = refresh_pidmap, .arg = &pm };
-	struct side sg = { .fn = refresh_pidmap_grouped, .arg = &grp };
-	struct side sk = { .fn = refresh_bulk, .arg = &bulk };
-	struct side sc = { .fn = refresh_bulk_call };
-	struct side sf = { .fn = refresh_pidfd_info, .arg = &pfd };
-	struct side *v[6] = { &sw, have_pidmap ? &sp : NULL, have_pidmap ? &sg : NULL,
-			      have_info ? &sk : NULL, have_info ? &sc : NULL,
-			      have_pidfd_info ? &sf : NULL };
-	struct refresh *rv[5] = { &walk, v[1] ? &pm : NULL, v[2] ? &grp : NULL,
-				  v[3] ? &bulk : NULL, v[5] ? &pfd : NULL };
-	char pj[192], gj[192], cj[160], fj[384], bulk_state[64], per[400] = "";
+	struct refresh_run *run = &refresh_runs;
 	struct result *r = add_result(name, target, false);
 	struct cost cw = { 0 };
+	int k;
 
-	if (!have_pidmap)
-		snprintf(bulk_state, sizeof(bulk_state), "absent: no pidmap (ENOSYS)");
-	else if (!have_info)
-		snprintf(bulk_state, sizeof(bulk_state), "absent: no PIDMAP_INFO (%s)",
-			 info_errno == E2BIG ? "E2BIG" : "EINVAL");
-	else
-		snprintf(bulk_state, sizeof(bulk_state), "present");
-	note("%s: timing the walk%s%s%s ...\n", name,
-	     have_pidmap ? ", pidmap + stat, pidmap grouped + stat" : "",
-	     have_info ? ", bulk" : "",
-	     !have_pidfd_info ? "" : have_pidmap ? ", pidmap + pidfd_open/PIDFD_GET_INFO/close" :
-	     ", /proc readdir + pidfd_open/PIDFD_GET_INFO/close");
-	run_sides(v, 6);
-	r->base_ns = median(sw.samples, opt.rounds);
-	r->base_iters = sw.iters;
-	r->agree = refresh_check(name, rv, 5, work);
-	r->entries = walk.n;
-	cost_proc_tasks(&cw);
-	r->base_sys = cw.syscalls + 3 * walk.stat_reads;
-	r->base_bytes = cw.bytes + walk.stat_bytes;
-	if (v[3]) {
-		r->new_ns = median(sk.samples, opt.rounds);
+	refresh_run_init(run);
+	note("%s: timing", name);
+	for (k = 0; k < NVARIANTS; k++)
+		if (run->timed[k])
+			note(" %s", variants[k].name);
+	note(" ...\n");
+	run_sides(run->timed, NVARIANTS);
+	for (k = 0; k < NVARIANTS; k++)
+		if (run->timed[k])
+			run->ns[k] = median(run->side[k].samples, opt.rounds);
+	r->agree = refresh_check(name, run, work);
+	r->base_ns = run->ns[V_WALK];
+	r->base_iters = run->side[V_WALK].iters;
+	r->entries = run->rf[V_WALK].n;
+	pass_proc_tasks(&cw, &(struct idlist){ base_id_store, 0, IDLIST_CAP });
+	r->base_sys = variant_syscalls(run, V_WALK, cw.syscalls);
+	r->base_bytes = cw.bytes + run->rf[V_WALK].stat_bytes;
+	if (run->timed[V_RECORDS]) {
+		r->new_ns = run->ns[V_RECORDS];
 		r->ratio = r->base_ns / r->new_ns;
-		r->new_iters = sk.iters;
-		r->new_entries = bulk.n;
-		r->new_sys = bulk.calls;
-		r->new_bytes = bulk.n * (long)sizeof(struct pidmap_info);
+		r->new_iters = run->side[V_RECORDS].iters;
+		r->new_entries = run->rf[V_RECORDS].n;
+		r->new_sys = run->rf[V_RECORDS].calls;
+		r->new_bytes = run->rf[V_RECORDS].n * (long)sizeof(struct pidmap_info);
 	}
-	ratio_json(pj, sizeof(pj), "pidmap", r->base_ns, v[1]);
-	ratio_json(gj, sizeof(gj), "pidmap_grouped", r->base_ns, v[2]);
-	ratio_json(cj, sizeof(cj), "bulk_call", r->base_ns, v[4]);
-	ratio_json(fj, sizeof(fj), "pidfd_info", r->base_ns, v[5]);
-	if (v[5])
-		snprintf(fj + strlen(fj), sizeof(fj) - strlen(fj),
-			 ", \"pidfd_info_ids\": \"%s\", \"pidfd_info_syscalls\": %ld, "
-			 "\"pidfd_info_gone\": %ld, \"pidfd_info_cgroupid\": %s",
-			 have_pidmap ? "pidmap" : "proc",
-			 (have_pidmap ? pfd.calls : cw.syscalls) + 3 * pfd.stat_reads,
-			 pidfd_gone, pidfd_cgroupid == pfd.n ? "true" : "false");
-	else
-		snprintf(fj + strlen(fj), sizeof(fj) - strlen(fj),
-			 ", \"pidfd_info_state\": \"absent: %s\"",
-			 pidfd_info_errno == ENOSYS ? "no pidfd_open (ENOSYS)" :
-			 pidfd_info_errno == EINVAL ? "no PIDFD_THREAD (EINVAL)" :
-			 pidfd_info_errno == ENOTTY ? "no PIDFD_GET_INFO (ENOTTY)" :
-			 "PIDFD_GET_INFO refused (EINVAL)");
+	variants_json(r->extra, sizeof(r->extra), run, cw.syscalls);
+	pidfd_json(r->extra, sizeof(r->extra), run, cw.syscalls);
+	append(r->extra, sizeof(r->extra),
+	       ", \"bulk\": \"%s\", \"info_chunk\": %ld, \"processes\": %ld, \"stat_reads\": %ld",
+	       records_state(), opt.info_chunk, walk_proc_root(NULL),
+	       run->rf[V_WALK].stat_reads);
 	if (small) {
-		refresh_small_n = walk.n;
-		refresh_small_base = r->base_ns;
-		refresh_small_new = r->new_ns;
-		refresh_small_pidmap = v[1] ? median(sp.samples, opt.rounds) : -1;
-		refresh_small_call = v[4] ? median(sc.samples, opt.rounds) : -1;
-		refresh_small_pidfd = v[5] ? median(sf.samples, opt.rounds) : -1;
-	} else if (refresh_small_n && walk.n > refresh_small_n) {
-		/* Per record above the small case, so a call's fixed cost drops out. */
-		double dn = (double)(walk.n - refresh_small_n);
-		int len = snprintf(per, sizeof(per), ", \"baseline_ns_per_record\": %.1f",
-				   (r->base_ns - refresh_small_base) / dn);
-
-		if (v[1] && refresh_small_pidmap >= 0)
-			len += snprintf(per + len, sizeof(per) - len,
-					", \"pidmap_ns_per_record\": %.1f",
-					(median(sp.samples, opt.rounds) - refresh_small_pidmap) / dn);
-		if (v[3] && refresh_small_new >= 0)
-			len += snprintf(per + len, sizeof(per) - len,
-					", \"new_ns_per_record\": %.2f",
-					(r->new_ns - refresh_small_new) / dn);
-		if (v[4] && refresh_small_call >= 0)
-			len += snprintf(per + len, sizeof(per) - len,
-					", \"bulk_call_ns_per_record\": %.2f",
-					(median(sc.samples, opt.rounds) - refresh_small_call) / dn);
-		if (v[5] && refresh_small_pidfd >= 0)
-			snprintf(per + len, sizeof(per) - len,
-				 ", \"pidfd_info_ns_per_record\": %.1f",
-				 (median(sf.samples, opt.rounds) - refresh_small_pidfd) / dn);
+		small_n = run->rf[V_WALK].n;
+		memcpy(small_ns, run->ns, sizeof(small_ns));
+	} else {
+		per_record_json(r->extra, sizeof(r->extra), run, run->rf[V_WALK].n);
 	}
-	if (v[1])
-		snprintf(pj + strlen(pj), sizeof(pj) - strlen(pj),
-			 ", \"pidmap_syscalls\": %ld", pm.calls + 3 * pm.stat_reads);
-	if (v[2])
-		snprintf(gj + strlen(gj), sizeof(gj) - strlen(gj),
-			 ", \"pidmap_grouped_syscalls\": %ld", grp.calls + 3 * grp.stat_reads);
-	snprintf(r->extra, sizeof(r->extra),
-		 "%s%s%s%s, \"bulk\": \"%s\", \"processes\": %ld, \"stat_reads\": %ld%s",
-		 pj, gj, cj, fj, bulk_state, walk_proc_root(NULL), walk.stat_reads, per);
-	note("%s: %ld tasks: walk %.0f ns, pidmap + stat %s, pidmap grouped + stat %s, bulk %s, "
-	     "pidfd_info %s\n",
-	     name, walk.n, r->base_ns,
-	     v[1] ? "measured" : "n/a (no pidmap)", v[2] ? "measured" : "n/a (no pidmap)",
-	     v[3] ? "measured" : bulk_state,
-	     v[5] ? "measured (pid, tgid, ppid, creds, cgroup id only: a lower bound)" :
-	     "n/a (no PIDFD_GET_INFO)");
-	if (v[5])
-		note("  %s: pidfd_info: %.0f ns (%.2fx the walk), ids from %s, %ld task(s) gone meanwhile in the check pass\n",
-		     name, median(sf.samples, opt.rounds),
-		     r->base_ns / median(sf.samples, opt.rounds),
-		     have_pidmap ? "PIDMAP_ALL_TASKS" : "the /proc readdirs", pidfd_gone);
+	refresh_note(name, run);
 }
 
 static void case_refresh(void)
@@ -2107,9 +2429,9 @@ static void case_tgid_scale(void)
 	struct side *load[3] = { &load_r, have_pidmap ? &load_p : NULL, &ref_l };
 	struct result *rr, *rp = NULL;
 	double drift;
-	struct cost ci = { 0 }, cl = { 0 };
+	struct cost ci = { 0 }, cl, pl;
 	struct thread_holder holder;
-	long procs;
+	long procs, el = 0, ep = 0;
 	bool agree;
 	uint64_t t0;
 
@@ -2117,8 +2439,7 @@ static void case_tgid_scale(void)
 		return;
 	note("tgid_scale_100k_threads: idle ...\n");
 	run_sides(idle, 3);
-	procs = walk_proc_root(NULL);
-	cost_proc_root(&ci);
+	procs = pass_proc_root(&ci, &(struct idlist){ base_id_store, 0, IDLIST_CAP });
 
 	make_room(opt.threads);
 	note("tgid_scale_100k_threads: spawning %ld threads ...\n", opt.threads);
@@ -2133,9 +2454,19 @@ static void case_tgid_scale(void)
 	note("tgid_scale_100k_threads: loaded ...\n");
 	run_sides(load, 3);
 	drift = median(ref_l.samples, opt.rounds) / median(ref_i.samples, opt.rounds);
-	cost_proc_root(&cl);
-	agree = check_agree("tgid_scale (readdir)", procs, load_r.entries,
-			    LIST_PROCS);
+	/* Loaded: the idle processes and the holder, in /proc and from pidmap. */
+	agree = run_passes("tgid_scale", LIST_PROCS, pass_proc_root, &cl,
+			   have_pidmap ? pass_new_procs : NULL, &pl, &el, &ep);
+	agree &= check_count("tgid_scale", "loaded readdir", el, load_r.entries);
+	agree &= check_count("tgid_scale", "idle readdir", procs, idle_r.entries);
+	if (have_pidmap) {
+		agree &= check_count("tgid_scale", "loaded pidmap", ep, load_p.entries);
+		agree &= check_count("tgid_scale", "idle pidmap", procs, idle_p.entries);
+	}
+	if (!agree) {
+		fprintf(stderr, "pidmap-bench: ERROR: tgid_scale: the listings disagree\n");
+		failures++;
+	}
 
 	rr = add_result("tgid_scale_100k_threads_readdir", 1.2, true);
 	rr->base_ns = median(idle_r.samples, opt.rounds);
@@ -2150,17 +2481,15 @@ static void case_tgid_scale(void)
 	rr->base_iters = idle_r.iters;
 	rr->new_iters = load_r.iters;
 	if (have_pidmap) {
-		struct cost pi = { 0 }, pl = { 0 };
+		struct cost pi = { 0 };
 
 		rp = add_result("tgid_scale_100k_threads_pidmap", 1.2, true);
 		rp->base_ns = median(idle_p.samples, opt.rounds);
 		rp->new_ns = median(load_p.samples, opt.rounds);
 		rp->ratio = rp->new_ns / rp->base_ns;
 		rp->entries = load_p.entries;
-		rp->agree = check_agree("tgid_scale (pidmap)", load_r.entries,
-					 load_p.entries, LIST_PROCS);
-		cost_new_procs(&pl);
-		/* Idle cost per enumeration: one call, as for loaded, by design. */
+		rp->agree = agree;
+		/* Idle cost per enumeration: the calls of loaded, by design. */
 		pi.syscalls = pl.syscalls;
 		pi.bytes = idle_p.entries * (long)sizeof(int);
 		rp->base_sys = pi.syscalls;
@@ -2188,19 +2517,20 @@ static void case_tgid_scale(void)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * pidmap(2) and fdmap(2) with nr 0: 0 on a kernel with the series, ENOSYS
+ * without.  Anything else is a broken kernel or sandbox: stop.
+ */
 static void probe(void)
 {
-	/*
-	 * A valid count-0 call is 0 on a patched kernel; ENOSYS means absent.
-	 * Anything else is a broken kernel or sandbox: stop.
-	 */
-	long r = pidmap_at(0, 0, NULL, 0, PIDMAP_PROC);
+	struct pidmap_req req = pidmap_req(PIDMAP_SCOPE_PROCS, 0, true);
+	long r = sys_pidmap(&req, NULL, 0, 0);
 
 	if (r == 0)
 		have_pidmap = true;
 	else if (errno != ENOSYS)
 		die("pidmap probe: expected 0 or ENOSYS, got %ld (%m)", r);
-	r = fdmap_at(0, 0, NULL, 0, 0);
+	r = fdmap_list(PIDFD_SELF_THREAD_GROUP, proc_fd, 0, NULL, 0);
 	if (r == 0)
 		have_fdmap = true;
 	else if (errno != ENOSYS)
@@ -2211,22 +2541,31 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: pidmap-bench [--quick] [--json] [--rounds N] [--case NAME]...\n"
-		"                    [--threads N] [--procs N] [--min-sample-us N] [--list]\n"
-		"  --quick       short smoke run: 3 rounds, 1000 processes, 10000 threads\n"
-		"  --json        print the results as JSON between " JSON_BEGIN " and " JSON_END "\n"
-		"  --case NAME   run only cases whose name starts with NAME (repeatable)\n"
-		"  --threads N   threads of tgid_scale_100k_threads (default 100000;\n"
-		"                also PIDMAP_BENCH_THREADS)\n"
-		"  --procs N     processes of procs_only_10k, tasks of tasks_all_10k and\n"
-		"                refresh_10k (N/100 processes x 100 threads; default 10000)\n"
+		"                    [--threads N] [--procs N] [--info-chunk N]\n"
+		"                    [--min-sample-us N] [--list]\n"
+		"  --quick         short smoke run: 3 rounds, 1000 processes, 10000 threads\n"
+		"  --json          print the results as JSON between " JSON_BEGIN " and " JSON_END "\n"
+		"  --case NAME     run only cases whose name starts with NAME (repeatable)\n"
+		"  --threads N     threads of tgid_scale_100k_threads (default 100000;\n"
+		"                  also PIDMAP_BENCH_THREADS)\n"
+		"  --procs N       processes of procs_only_10k, tasks of tasks_all_10k\n"
+		"                  (N/10 processes x 10 threads), tasks_all_100x100 and\n"
+		"                  refresh_10k (N/100 processes x 100 threads; default 10000)\n"
+		"  --info-chunk N  records per pidmap_info(2) call (default 512, the crate's;\n"
+		"                  at most %d)\n"
 		"The refresh cases (refresh_250, refresh_10k) time a top-style refresh\n"
-		"of every task: the /proc walk (readdir, then each task's stat), pidmap\n"
-		"ids + /proc/TID/stat, pidmap grouped + task stat, the bulk records, and\n"
-		"pidfd_info: the ids from PIDMAP_ALL_TASKS (without pidmap: the walk's\n"
-		"readdirs), then per task pidfd_open(tid, PIDFD_THREAD), PIDFD_GET_INFO,\n"
-		"close.  PIDFD_GET_INFO has pid, tgid, ppid, creds and the cgroup id but\n"
-		"no comm, state, CPU time, rss or start time, so that route still needs\n"
-		"/proc for those: its figure is a lower bound of the per-task cost.\n");
+		"of every task: the /proc walk (readdir, then each task's stat), the walk\n"
+		"reading stat and status (the exact rss), pidmap ids + /proc/TID/stat,\n"
+		"pidmap grouped (PROCS, then per process pidfd_open + THREADS + close)\n"
+		"+ task stat, the pidmap_info(2) records in our /proc's view and in the\n"
+		"default view, the records' calls alone, and pidfd_info: the ids from\n"
+		"pidmap (without pidmap: the walk's readdirs), then per task\n"
+		"pidfd_open(tid, PIDFD_THREAD), PIDFD_GET_INFO, close.  PIDFD_GET_INFO\n"
+		"has pid, tgid, ppid, creds and the cgroup id but no comm, state, CPU\n"
+		"time, rss or start time, so that route still needs /proc for those: its\n"
+		"figure is a lower bound of the per-task cost.  An untimed pass of every\n"
+		"variant must give the walk's tids (and the fields each one has).\n",
+		INFO_CHUNK_MAX);
 	exit(status);
 }
 
@@ -2246,7 +2585,8 @@ int main(int argc, char **argv)
 {
 	static const char *cases[] = {
 		"fds_4", "fds_1000", "tasks_all_250", "tasks_grouped_250",
-		"procs_only_10k", "tasks_all_10k", "refresh_250", "refresh_10k",
+		"procs_only_10k", "tasks_all_10k", "tasks_all_100x100",
+		"refresh_250", "refresh_10k",
 		"tgid_scale_100k_threads",
 	};
 	long threads = -1, procs = -1, min_us = -1;
@@ -2256,6 +2596,7 @@ int main(int argc, char **argv)
 	int i;
 
 	opt.rounds = -1;
+	opt.info_chunk = 512;	/* the crate's */
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -2275,6 +2616,10 @@ int main(int argc, char **argv)
 			threads = parse_num(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(a, "--procs")) {
 			procs = parse_num(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(a, "--info-chunk")) {
+			opt.info_chunk = parse_num(argv[++i]);
+			if (opt.info_chunk < 1 || opt.info_chunk > INFO_CHUNK_MAX)
+				usage(2);
 		} else if (i + 1 < argc && !strcmp(a, "--min-sample-us")) {
 			min_us = parse_num(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(a, "--case")) {
@@ -2311,27 +2656,30 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	atexit(restore_sysctls);
 
+	/* The view of every call must be open for reading (O_PATH is EBADF). */
+	proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		die("open /proc: %m");
 	probe();
 	probe_info();
 	probe_pidfd_info();
 	ns_per_tick = 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
-	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (proc_fd < 0)
-		die("open /proc: %m");
+	page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	if (uname(&u))
 		die("uname: %m");
-	note("pidmap-bench: kernel %s, pidmap %s, PIDMAP_INFO %s, fdmap %s, %d rounds, min sample %ld us%s\n",
+	note("pidmap-bench: kernel %s, pidmap %s, pidmap_info %s, fdmap %s, PIDFD_GET_INFO %s, %d rounds, min sample %ld us, %ld records a call%s\n",
 	     u.release, have_pidmap ? "present" : "absent (ENOSYS)",
-	     have_info ? "present" : !have_pidmap ? "absent (ENOSYS)" :
-	     info_errno == E2BIG ? "absent (E2BIG)" : "absent (EINVAL)",
-	     have_fdmap ? "present" : "absent (ENOSYS)", opt.rounds,
-	     opt.min_sample_ns / 1000, opt.quick ? ", quick" : "");
+	     have_info ? "present" : "absent (ENOSYS)",
+	     have_fdmap ? "present" : "absent (ENOSYS)",
+	     have_pidfd_info ? "present" : "absent", opt.rounds,
+	     opt.min_sample_ns / 1000, opt.info_chunk, opt.quick ? ", quick" : "");
 
 	case_fds("fds_4", 4, 30);
 	case_fds("fds_1000", 1000, 100);
 	case_250();
 	case_procs_only();
-	case_tasks_10k();
+	case_tasks_many("tasks_all_10k", 10);
+	case_tasks_many("tasks_all_100x100", 100);
 	case_refresh();
 	case_tgid_scale();
 

@@ -12,16 +12,26 @@
 //! program printed it], "median": {case: the boot-median of every numeric
 //! field, plus `<ratio>_min`, `<ratio>_max` for every ratio and `boots`}}`.
 //!
+//! The program speaks the v3 ABI (`pidmap(2)`, `pidmap_info(2)`,
+//! `fdmap(2)`, through `guest-tests/include/pidmap_uapi.h`, so it also
+//! builds against the unpatched kernel's headers); it probes the calls at
+//! run time and times the /proc side alone where they are missing.
+//!
 //! The refresh cases (a top-style refresh of every task's stat fields) time
-//! more than two variants: besides `baseline_ns` and `new_ns` (the bulk
-//! records) they carry `pidmap_ns`/`pidmap_ratio` (pidmap ids +
-//! `/proc/TID/stat`), `pidmap_grouped_ns`/`pidmap_grouped_ratio`, and
-//! `pidfd_info_ns`/`pidfd_info_ratio`: the per-task route of 7.3 without
-//! the records (ids from `PIDMAP_ALL_TASKS`, or from the /proc readdirs
-//! where `pidfd_info_ids` is `"proc"`, then `pidfd_open(PIDFD_THREAD)` +
-//! `PIDFD_GET_INFO` + `close` per task). PIDFD_GET_INFO has no comm,
-//! state, CPU time, rss or start time, so that figure is a lower bound of
-//! the per-task route's cost. A second table shows them side by side.
+//! more than two variants: besides `baseline_ns` (the /proc walk reading
+//! each task's stat) and `new_ns` (the `pidmap_info(2)` records through the
+//! view of the guest's /proc) they carry, each as `<key>_ns` and
+//! `<key>_ratio` (the walk's time ÷ the variant's): `walk_status` (the walk
+//! reading stat and status, for the exact rss the records give; the records
+//! against it are `new_vs_walk_status_ratio`), `pidmap` (pidmap ids +
+//! `/proc/TID/stat`), `pidmap_grouped`, `bulk_default` (the records in the
+//! default view), `bulk_call` (the records' calls alone) and `pidfd_info`:
+//! the per-task route of 7.3 without the records (ids from pidmap, or from
+//! the /proc readdirs where `pidfd_info_ids` is `"proc"`, then
+//! `pidfd_open(PIDFD_THREAD)` + `PIDFD_GET_INFO` + `close` per task).
+//! PIDFD_GET_INFO has no comm, state, CPU time, rss or start time, so that
+//! figure is a lower bound of the per-task route's cost. A second table
+//! shows them side by side.
 
 use crate::guest;
 use crate::kernel;
@@ -43,6 +53,7 @@ const JSON_END: &str = "PIDMAP-BENCH-JSON-END";
 const CASE_ORDER: &[&str] = &[
     "tasks_all_250",
     "tasks_all_10k",
+    "tasks_all_100x100",
     "tasks_grouped_250",
     "procs_only_10k",
     "refresh_250",
@@ -56,9 +67,38 @@ const CASE_ORDER: &[&str] = &[
 /// The ratios whose min–max over the boots the summary keeps.
 const RATIO_KEYS: &[&str] = &[
     "ratio",
+    "walk_status_ratio",
+    "new_vs_walk_status_ratio",
     "pidmap_ratio",
     "pidmap_grouped_ratio",
+    "bulk_default_ratio",
+    "bulk_call_ratio",
     "pidfd_info_ratio",
+];
+
+/// The refresh's variants besides the walk and the records, in the order
+/// of the second table: JSON key and column title.
+const REFRESH_VARIANTS: &[(&str, &str)] = &[
+    ("walk_status", "stat + status walk"),
+    ("pidmap", "pidmap + /proc/TID/stat"),
+    ("pidmap_grouped", "pidmap grouped + task stat"),
+    ("bulk_default", "records, default view"),
+    ("bulk_call", "records' calls alone"),
+    (
+        "pidfd_info",
+        "pidfd + PIDFD_GET_INFO per task (lower bound)",
+    ),
+];
+
+/// The per-record columns: the keys of `<key>_ns_per_record`.
+const PER_RECORD_KEYS: &[&str] = &[
+    "baseline",
+    "walk_status",
+    "pidmap",
+    "new",
+    "bulk_default",
+    "bulk_call",
+    "pidfd_info",
 ];
 
 #[derive(Args)]
@@ -353,14 +393,36 @@ fn ratio_cell(v: &Map<String, Value>, key: &str) -> String {
     }
 }
 
+/// A variant's time with its ratio to the walk (median and min–max over
+/// the boots), or `n/a` with the reason the program gave.
+fn variant_cell(v: &Map<String, Value>, key: &str, absent: Option<&str>) -> String {
+    let ns_key = if key == "new" {
+        "new_ns".to_string()
+    } else {
+        format!("{key}_ns")
+    };
+    let ratio_key = if key == "new" {
+        "ratio".to_string()
+    } else {
+        format!("{key}_ratio")
+    };
+    match (num(v, &ns_key), absent) {
+        (Some(ns), _) => format!("{} ({})", human_ns(ns), ratio_cell(v, &ratio_key)),
+        (None, Some(why)) => format!("n/a ({why})"),
+        (None, None) => "n/a".to_string(),
+    }
+}
+
 /// The refresh cases, every variant side by side (empty without them):
-/// the /proc walk, pidmap ids + `/proc/TID/stat`, pidmap grouped +
-/// `/proc/TGID/task/TID/stat`, the bulk records, and per task
-/// `pidfd_open` + `PIDFD_GET_INFO` + `close` (a lower bound of that
-/// route: it has no comm, state, CPU time, rss or start time), each with
-/// its ratio to the walk; then the cost per record above the small case
-/// (the bulk call alone, without turning records into the refresh's, is
-/// the kernel's cost per record).
+/// the /proc walk reading stat, then each variant's time with its ratio to
+/// that walk: the records (`pidmap_info(2)` through the guest's /proc
+/// view), the walk reading stat and status (the exact rss the records
+/// give) and the records against it, pidmap ids + `/proc/TID/stat`,
+/// pidmap grouped + task stat, the records in the default view, the
+/// records' calls alone, and per task `pidfd_open` + `PIDFD_GET_INFO` +
+/// `close` (a lower bound of that route: it has no comm, state, CPU time,
+/// rss or start time); then the cost per record above the small case
+/// (the calls alone are the kernel's cost per record).
 fn refresh_table(results: &Map<String, Value>) -> String {
     let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
         .into_iter()
@@ -370,57 +432,61 @@ fn refresh_table(results: &Map<String, Value>) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "| case | tasks | /proc walk | pidmap + /proc/TID/stat | ratio (min–max) | \
-         pidmap grouped + task stat | ratio (min–max) | bulk records | ratio (min–max) | \
-         pidfd + PIDFD_GET_INFO per task (lower bound) | ratio (min–max) | \
-         target | per record: walk / pidmap / bulk / bulk call alone / pidfd_info |\n\
-         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
-    );
+    let mut out = String::from("| case | tasks | /proc walk (stat) | records (ratio, min–max) | records vs the stat + status walk |");
+    for (_, title) in REFRESH_VARIANTS {
+        out.push_str(&format!(" {title} (ratio, min–max) |"));
+    }
+    out.push_str(&format!(
+        " target | per record: {} |\n|------|----:|----:|----:|----:|",
+        PER_RECORD_KEYS.join(" / ")
+    ));
+    out.push_str(&"----:|".repeat(REFRESH_VARIANTS.len() + 2));
+    out.push('\n');
     for (name, v) in rows {
-        let time = |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), human_ns);
-        let bulk = match (num(v, "new_ns"), v.get("bulk").and_then(Value::as_str)) {
-            (Some(ns), _) => human_ns(ns),
-            (None, Some(state)) => format!("n/a ({state})"),
-            (None, None) => "n/a".to_string(),
-        };
-        let pidfd = match (
-            num(v, "pidfd_info_ns"),
-            v.get("pidfd_info_ids").and_then(Value::as_str),
-            v.get("pidfd_info_state").and_then(Value::as_str),
-        ) {
-            (Some(ns), Some("proc"), _) => format!("{} (ids from /proc)", human_ns(ns)),
-            (Some(ns), _, _) => human_ns(ns),
-            (None, _, Some(state)) => format!("n/a ({state})"),
-            (None, _, None) => "n/a".to_string(),
-        };
-        let target = num(v, "target").map_or_else(String::new, |t| format!("≥ {t}×"));
-        let per = if v.contains_key("baseline_ns_per_record") {
-            let cell =
-                |key: &str| num(v, key).map_or_else(|| "n/a".to_string(), |x| format!("{x:.1}"));
-            format!(
-                "{} / {} / {} / {} / {}",
-                cell("baseline_ns_per_record"),
-                cell("pidmap_ns_per_record"),
-                cell("new_ns_per_record"),
-                cell("bulk_call_ns_per_record"),
-                cell("pidfd_info_ns_per_record")
-            )
+        let bulk = v
+            .get("bulk")
+            .and_then(Value::as_str)
+            .filter(|s| *s != "present");
+        let mut cells = vec![
+            num(v, "baseline_ns").map_or_else(|| "n/a".to_string(), human_ns),
+            variant_cell(v, "new", bulk),
+            ratio_cell(v, "new_vs_walk_status_ratio"),
+        ];
+        for (key, _) in REFRESH_VARIANTS {
+            let cell = match *key {
+                "pidfd_info" => {
+                    let absent = v.get("pidfd_info_state").and_then(Value::as_str);
+                    let cell = variant_cell(v, key, absent);
+                    if v.get("pidfd_info_ids").and_then(Value::as_str) == Some("proc") {
+                        format!("{cell}, ids from /proc")
+                    } else {
+                        cell
+                    }
+                }
+                "bulk_default" | "bulk_call" => variant_cell(v, key, bulk),
+                _ => variant_cell(v, key, None),
+            };
+            cells.push(cell);
+        }
+        cells.push(num(v, "target").map_or_else(String::new, |t| format!("≥ {t}×")));
+        cells.push(if v.contains_key("baseline_ns_per_record") {
+            PER_RECORD_KEYS
+                .iter()
+                .map(|key| {
+                    num(v, &format!("{key}_ns_per_record"))
+                        .map_or_else(|| "n/a".to_string(), |x| format!("{x:.1}"))
+                })
+                .collect::<Vec<_>>()
+                .join(" / ")
         } else {
             "—".to_string()
-        };
+        });
         let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
         out.push_str(&format!(
-            "| {name}{} | {} | {} | {} | {} | {} | {} | {bulk} | {} | {pidfd} | {} | {target} | {per} |\n",
+            "| {name}{} | {} | {} |\n",
             if agree { "" } else { " (**records disagree**)" },
             int_or_na(v, "entries"),
-            time("baseline_ns"),
-            time("pidmap_ns"),
-            ratio_cell(v, "pidmap_ratio"),
-            time("pidmap_grouped_ns"),
-            ratio_cell(v, "pidmap_grouped_ratio"),
-            ratio_cell(v, "ratio"),
-            ratio_cell(v, "pidfd_info_ratio"),
+            cells.join(" | ")
         ));
     }
     out
@@ -484,12 +550,17 @@ mod tests {
     fn refresh_boot(bulk: Option<f64>, pidmap: f64) -> Map<String, Value> {
         let new = bulk.map_or(Value::Null, Value::from);
         let ratio = bulk.map_or(Value::Null, |b| Value::from(1000.0 / b));
+        let status_ratio = bulk.map_or(Value::Null, |b| Value::from(2000.0 / b));
         let v = serde_json::json!({"refresh_10k": {"baseline_ns": 1000.0, "new_ns": new,
             "ratio": ratio, "target": 10, "better": "higher", "entries": 10000,
+            "walk_status_ns": 2000.0, "walk_status_ratio": 0.5,
+            "new_vs_walk_status_ratio": status_ratio,
             "pidmap_ns": pidmap, "pidmap_ratio": 1000.0 / pidmap,
             "pidmap_grouped_ns": null, "pidmap_grouped_ratio": null,
+            "bulk_default_ns": null, "bulk_default_ratio": null,
+            "bulk_call_ns": null, "bulk_call_ratio": null,
             "pidfd_info_ns": 250.0, "pidfd_info_ratio": 4.0, "pidfd_info_ids": "pidmap",
-            "bulk": if bulk.is_some() { "present" } else { "absent: no PIDMAP_INFO (EINVAL)" },
+            "bulk": if bulk.is_some() { "present" } else { "absent: no pidmap_info (ENOSYS)" },
             "baseline_ns_per_record": 99.5}});
         v.as_object().unwrap().clone()
     }
@@ -505,21 +576,33 @@ mod tests {
         assert_eq!(c["ratio"], 20.0);
         assert_eq!(c["pidmap_ratio_min"], 1.0);
         assert_eq!(c["pidmap_ratio_max"], 2.0);
+        assert_eq!(c["new_vs_walk_status_ratio_max"], 50.0);
         assert_eq!(c["met"], true);
         let table = refresh_table(&m);
         assert!(table.contains(
-            "| refresh_10k | 10000 | 1.0 µs | 800 ns | 1.25× (1.00–2.00) | n/a | n/a | 50 ns | 20.00× (10.00–25.00) | 250 ns | 4.00× (4.00–4.00) | ≥ 10× | 99.5 / n/a / n/a / n/a / n/a |"
+            "| refresh_10k | 10000 | 1.0 µs | 50 ns (20.00× (10.00–25.00)) | 40.00× (20.00–50.00) | \
+             2.0 µs (0.50× (0.50–0.50)) | 800 ns (1.25× (1.00–2.00)) | n/a | n/a | n/a | \
+             250 ns (4.00× (4.00–4.00)) | ≥ 10× | 99.5 / n/a / n/a / n/a / n/a / n/a / n/a |"
         ), "{table}");
+        // Every row has as many cells as the header.
+        let cells: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
+        assert!(cells.iter().all(|&n| n == cells[0]), "{table}");
         // Cases without a pidmap_ns key have no refresh table.
         assert!(refresh_table(&summarize(&[boot(50.0, 1.0, true)])).is_empty());
     }
 
     #[test]
-    fn refresh_without_bulk_says_why() {
+    fn refresh_without_records_says_why() {
         let m = summarize(&[refresh_boot(None, 800.0)]);
         let table = refresh_table(&m);
         assert!(
-            table.contains("| n/a (absent: no PIDMAP_INFO (EINVAL)) | n/a |"),
+            table.contains("| n/a (absent: no pidmap_info (ENOSYS)) | n/a |"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| n/a (absent: no pidmap_info (ENOSYS)) | n/a (absent: no pidmap_info (ENOSYS)) |"
+            ),
             "{table}"
         );
         assert!(m["refresh_10k"]
@@ -535,7 +618,7 @@ mod tests {
         c.insert("pidfd_info_ids".into(), Value::from("proc"));
         let table = refresh_table(&summarize(&[b]));
         assert!(
-            table.contains("| 250 ns (ids from /proc) | 4.00× (4.00–4.00) |"),
+            table.contains("| 250 ns (4.00× (4.00–4.00)), ids from /proc |"),
             "{table}"
         );
         let mut b = refresh_boot(Some(50.0), 800.0);
@@ -551,7 +634,7 @@ mod tests {
         assert!(m["refresh_10k"].get("pidfd_info_ratio_min").is_none());
         let table = refresh_table(&m);
         assert!(
-            table.contains("| n/a (absent: no PIDFD_GET_INFO (ENOTTY)) | n/a |"),
+            table.contains("| n/a (absent: no PIDFD_GET_INFO (ENOTTY)) | ≥ 10× |"),
             "{table}"
         );
     }
