@@ -19,7 +19,7 @@ use pidmap::{Backend, Pid};
                   Exit status: 0 success, 1 runtime error, 2 usage error."
 )]
 pub struct Cli {
-    /// Print one JSON document (schema 1, see the README) on stdout.
+    /// Print one JSON document (schema 2, see the README) on stdout.
     #[arg(long, global = true)]
     pub json: bool,
     /// Which backend to use; `syscall` fails instead of falling back

@@ -555,6 +555,7 @@ struct InfoDoc {
 #[derive(Serialize)]
 struct Numbers {
     pidmap: i64,
+    pidmap_info: i64,
     fdmap: i64,
 }
 
@@ -586,6 +587,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         info_backend: built.as_ref().ok().and_then(|pm| pm.info_backend().ok()),
         syscall_numbers: pidmap::SYSCALL_NUMBERS.map(|n| Numbers {
             pidmap: n.pidmap,
+            pidmap_info: n.pidmap_info,
             fdmap: n.fdmap,
         }),
         version: env!("CARGO_PKG_VERSION"),
@@ -609,7 +611,7 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         }
         writeln!(out, "reason:         {}", doc.reason)?;
         let records = match doc.info_backend {
-            Some(ActiveBackend::Syscall) => "pidmap(2) with PIDMAP_INFO".to_string(),
+            Some(ActiveBackend::Syscall) => "pidmap_info(2)".to_string(),
             Some(b) => format!("{b} (stat and status files)"),
             None => "unavailable".to_string(),
         };
@@ -623,8 +625,8 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         match &doc.syscall_numbers {
             Some(n) => writeln!(
                 out,
-                "syscalls:       pidmap = {}, fdmap = {}",
-                n.pidmap, n.fdmap
+                "syscalls:       pidmap = {}, pidmap_info = {}, fdmap = {}",
+                n.pidmap, n.pidmap_info, n.fdmap
             )?,
             None => writeln!(out, "syscalls:       not wired on this architecture")?,
         }

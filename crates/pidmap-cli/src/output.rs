@@ -1,5 +1,5 @@
 //! Text and JSON output: name escaping, the `--long` tables, and the JSON
-//! documents (schema 1, documented in the README).
+//! documents (schema 2, documented in the README).
 
 use std::io::{self, Write};
 
@@ -11,7 +11,7 @@ use crate::columns::{FdRow, Status};
 use crate::tasks::TaskRow;
 
 /// The version of the JSON documents; bumped on any incompatible change.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// A name (comm, fd target) for a table cell, escaped so that one id is
 /// always one line: printable UTF-8 as is; `\` as `\\`; newline, tab and
@@ -77,13 +77,16 @@ pub struct TaskEntry {
     pub ruid: Option<u32>,
     pub euid: Option<u32>,
     pub nice: Option<i32>,
+    pub priority: Option<i32>,
+    pub policy: Option<u32>,
     pub num_threads: Option<u32>,
     pub rss_kib: Option<u64>,
     pub utime_ns: Option<u64>,
     pub stime_ns: Option<u64>,
     pub start_time_ns: Option<u64>,
-    pub flags: Option<u32>,
+    pub task_flags: Option<u32>,
     pub kernel_thread: Option<bool>,
+    pub pidfs_id: Option<u64>,
     pub status: Status,
     /// With `--args`: the command line (`null` when unreadable).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,13 +123,16 @@ impl TaskEntry {
             ruid: i.and_then(|i| i.ruid),
             euid: i.and_then(|i| i.euid),
             nice: i.and_then(|i| i.nice),
+            priority: i.and_then(|i| i.priority),
+            policy: i.and_then(|i| i.policy),
             num_threads: i.and_then(|i| i.num_threads),
             rss_kib: i.and_then(|i| i.rss_bytes()).map(|b| b / 1024),
             utime_ns: i.and_then(|i| i.utime).map(nanos),
             stime_ns: i.and_then(|i| i.stime).map(nanos),
             start_time_ns: i.and_then(|i| i.start_time).map(nanos),
-            flags: i.and_then(|i| i.flags),
+            task_flags: i.and_then(|i| i.flags).map(pidmap::TaskFlags::bits),
             kernel_thread: i.and_then(|i| i.is_kernel_thread()),
+            pidfs_id: i.and_then(|i| i.pidfs_id),
             status: row.status,
             args,
             args_bytes,
@@ -161,11 +167,10 @@ impl FdEntry {
 }
 
 /// What a cell shows when its row has no value.
-/// `-` for a record read whole but without a nice value: a task under a
-/// policy other than SCHED_OTHER and SCHED_BATCH, for which `ps` prints
-/// `-` too.
-fn nice_cell(i: Option<&TaskInfo>) -> Option<String> {
-    i.filter(|i| i.nice.is_none() && i.state.is_some())
+/// `-` for a task under a policy other than SCHED_OTHER and SCHED_BATCH,
+/// for which `ps` prints `-` too: its nice value means nothing.
+pub fn nice_cell(i: Option<&TaskInfo>) -> Option<String> {
+    i.filter(|i| i.nice_applies() == Some(false))
         .map(|_| "-".to_string())
 }
 

@@ -94,6 +94,9 @@ pub struct TopRow {
     pub id: i32,
     pub euid: Option<u32>,
     pub nice: Option<i32>,
+    /// Whether the nice value applies (the policy is SCHED_OTHER or
+    /// SCHED_BATCH); `None` when the policy is unknown.
+    pub nice_applies: Option<bool>,
     pub state: char,
     pub rss_kib: Option<u64>,
     /// Percent of one CPU over the interval, as top's Irix mode.
@@ -159,7 +162,9 @@ pub fn rows(
             TopRow {
                 id: i.tid.as_raw(),
                 euid: i.euid,
-                nice: i.nice,
+                // ps and top show no nice value where it does not apply.
+                nice: i.nice.filter(|_| i.nice_applies() != Some(false)),
+                nice_applies: i.nice_applies(),
                 state: state_letter(i),
                 rss_kib,
                 cpu,
@@ -230,6 +235,7 @@ mod tests {
             id,
             euid: Some(0),
             nice: Some(0),
+            nice_applies: Some(true),
             state,
             rss_kib: Some(rss),
             cpu,

@@ -394,7 +394,10 @@ impl Screen {
                     r.id.to_string(),
                     r.euid
                         .map_or_else(unknown, |u| names.name(u).chars().take(8).collect()),
-                    r.nice.map_or_else(unknown, |n| n.to_string()),
+                    match (r.nice, r.nice_applies) {
+                        (_, Some(false)) => "-".to_string(),
+                        (n, _) => n.map_or_else(unknown, |n| n.to_string()),
+                    },
                     r.state.to_string(),
                     r.rss_kib.map_or_else(unknown, |k| k.to_string()),
                     format!("{:.1}", r.cpu),

@@ -289,7 +289,7 @@ fn json_documents_carry_the_schema() {
         vec!["bench", "--iterations", "2"],
     ] {
         let j = json(&args);
-        assert_eq!(j["schema"], 1, "{args:?}");
+        assert_eq!(j["schema"], 2, "{args:?}");
         assert_eq!(j["command"], args[0], "{args:?}");
         if let Some(ids) = j["ids"].as_array() {
             if let Some(entries) = j["entries"].as_array() {
@@ -304,7 +304,8 @@ fn json_documents_carry_the_schema() {
     }
     let info = json(&["info"]);
     assert_eq!(info["syscall_numbers"]["pidmap"], 473);
-    assert_eq!(info["syscall_numbers"]["fdmap"], 474);
+    assert_eq!(info["syscall_numbers"]["pidmap_info"], 474);
+    assert_eq!(info["syscall_numbers"]["fdmap"], 475);
     assert_eq!(info["procfs_view"], true);
 }
 

@@ -20,29 +20,30 @@ use support::bin;
 // tests' own probe, shared by file.
 #[path = "../../pidmap/tests/support/raw_probe.rs"]
 mod raw_probe;
-use raw_probe::{kernel_has_pidmap, NR_PIDMAP};
+use raw_probe::{kernel_has_pidmap, NR_PIDMAP_INFO};
 
-/// Whether pidmap(2) takes `PIDMAP_INFO`, asked with a raw syscall: a
-/// valid `PIDMAP_PROC | PIDMAP_INFO` request (struct pidmap_req VER1,
-/// `info_size` 96) with count 0 answers 0.
+/// Whether pidmap_info(2) answers, asked with a raw syscall: a valid
+/// `PIDMAP_SCOPE_PROCS` request (struct pidmap_req, 40 bytes, `info_size`
+/// 168) with count 0 answers 0.
 fn kernel_has_task_records() -> bool {
     if !kernel_has_pidmap() {
         // Also what a build without `series-syscalls` says: it never
         // issues the number.
         return false;
     }
-    // size, start, target, procfs_fd, info_size, __reserved, info_mask.
-    let req: [u32; 8] = [32, 0, 0, 0, 96, 0, 0, 0];
-    let mut room = [0u64; 12];
-    // SAFETY: a readable 32-byte request; a writable 96-byte buffer and
+    // size, scope, last_id (2), pidfd, procfs_fd, filter, info_size,
+    // info_mask (2).
+    let req: [u32; 10] = [40, 0, 0, 0, 0, 0, 0, 168, 0, 0];
+    let mut room = [0u64; 21];
+    // SAFETY: a readable 40-byte request; a writable 168-byte buffer and
     // count 0, so nothing is written.
     let r = unsafe {
         libc::syscall(
-            libc::c_long::from(NR_PIDMAP),
+            libc::c_long::from(NR_PIDMAP_INFO),
             req.as_ptr(),
             room.as_mut_ptr(),
+            libc::size_t::from(0u8),
             libc::c_ulong::from(0u32),
-            libc::c_ulong::from(0x801u32),
         )
     };
     r == 0

@@ -138,7 +138,15 @@ fn entry_matches(e: &Value, p: &Proc, after: &Proc, tgid: Option<i32>, memory: M
     assert_eq!(e["comm"], p.comm, "{what}");
     assert_eq!(e["ruid"].to_string(), p.uids[0], "{what}");
     assert_eq!(e["euid"].to_string(), p.uids[1], "{what}");
-    assert_eq!(e["flags"].as_u64(), Some(p.num(9)), "{what}");
+    // PIDMAP_TASK_* of the PF_* flags: PF_KTHREAD, PF_USER_WORKER,
+    // PF_EXITING, PF_FORKNOEXEC (written out here).
+    let task_flags = [(0x0020_0000, 1), (0x4000, 2), (0x4, 4), (0x40, 8)]
+        .iter()
+        .filter(|(pf, _)| p.num(9) & pf != 0)
+        .fold(0, |acc, (_, f)| acc | f);
+    assert_eq!(e["task_flags"].as_u64(), Some(task_flags), "{what}");
+    assert_eq!(e["policy"].to_string(), p.field(41), "{what}");
+    assert_eq!(e["priority"].to_string(), p.field(18), "{what}");
     assert_eq!(e["kernel_thread"], false, "{what}");
     assert_eq!(e["nice"].to_string(), p.field(19), "{what}");
     assert_eq!(e["num_threads"].as_u64(), Some(p.num(20)), "{what}");
@@ -195,7 +203,7 @@ fn long_json_matches_proc() {
         let tasks_doc: Value = serde_json::from_str(&t).unwrap();
         let procs_doc: Value = serde_json::from_str(&p).unwrap();
         for doc in [&tasks_doc, &procs_doc] {
-            assert_eq!(doc["schema"], 1);
+            assert_eq!(doc["schema"], 2);
             check_info_backend(doc, backend);
             let ids = doc["ids"].as_array().unwrap();
             let entries = doc["entries"].as_array().unwrap();
@@ -274,7 +282,7 @@ fn top_ranks_tasks_by_cpu_used_since_the_last_refresh() {
     for (n, doc) in docs.iter().enumerate() {
         assert_eq!(
             (doc["schema"].as_u64(), doc["command"].as_str()),
-            (Some(1), Some("top"))
+            (Some(2), Some("top"))
         );
         assert_eq!(
             doc["iteration"].as_u64(),

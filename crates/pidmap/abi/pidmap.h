@@ -4,111 +4,123 @@
 
 #include <linux/types.h>
 
-/*
- * pidmap(2) modes: exactly one of them in flags.
- *
- * PIDMAP_PROC		thread-group ids: what a readdir of the view's
- *			/proc lists
- * PIDMAP_ALL_TASKS	every task id, threads included, of the groups
- *			whose /proc/PID/task the view lets the caller read
- * PIDMAP_TASKS		thread ids of the target's thread group
- * PIDMAP_CHILDREN	children of the target process
- */
-#define PIDMAP_PROC		0x01u
-#define PIDMAP_ALL_TASKS	0x02u
-#define PIDMAP_TASKS		0x04u
-#define PIDMAP_CHILDREN		0x08u
-#define PIDMAP_MODE_MASK	0x0fu
+/* struct pidmap_req.scope: what pidmap(2) lists */
+#define PIDMAP_SCOPE_PROCS	0	/* thread-group leaders of the view */
+#define PIDMAP_SCOPE_TASKS	1	/* every task of the view, threads too */
+#define PIDMAP_SCOPE_THREADS	2	/* the threads of pidfd's group */
+#define PIDMAP_SCOPE_CHILDREN	3	/* the children of pidfd's group */
 
-/* pidmap(2) modifiers */
-#define PIDMAP_IGNORE_KTHREADS	0x100u	/* leave kernel threads out */
-#define PIDMAP_TARGET_PIDFD	0x200u	/* req->target is a pidfd */
-#define PIDMAP_PROCFS		0x400u	/* req->procfs_fd names a procfs */
-#define PIDMAP_INFO		0x800u	/* write struct pidmap_info records */
+/* struct pidmap_req.filter bits */
+#define PIDMAP_FILTER_NO_KTHREADS	(1U << 0) /* leave kernel threads out */
+#define PIDMAP_VIEW_PROCFS		(1U << 1) /* procfs_fd is the view */
 
-/*
- * The request of pidmap(2), read like listmount(2)'s struct mnt_id_req:
- * size is sizeof(struct pidmap_req) as the caller was built, so that the
- * struct can grow. Every new field's zero value keeps the old behaviour.
+/**
+ * struct pidmap_req - the request of pidmap(2)
+ * @size: sizeof(struct pidmap_req) as the caller was built
+ * @scope: one PIDMAP_SCOPE_*
+ * @last_id: the last id returned by the previous call, 0 to start
+ * @pidfd: PIDMAP_SCOPE_THREADS and PIDMAP_SCOPE_CHILDREN: a pidfd of the
+ *	target (or PIDFD_SELF_THREAD, PIDFD_SELF_THREAD_GROUP); else 0
+ * @procfs_fd: with PIDMAP_VIEW_PROCFS, an fd opened on the root of a
+ *	procfs mount: its pid namespace and hidepid=/gid= are the view;
+ *	else 0
+ * @filter: PIDMAP_FILTER_* and PIDMAP_VIEW_PROCFS bits
+ * @info_size: pidmap_info(2): sizeof(struct pidmap_info) as the caller
+ *	was built; pidmap(2): 0
+ * @info_mask: pidmap_info(2): the PIDMAP_INFO_* fields wanted;
+ *	pidmap(2): 0
  */
 struct pidmap_req {
-	__u32 size;		/* sizeof(struct pidmap_req) */
-	__s32 start;		/* list the ids >= start; must be >= 0 */
-	/*
-	 * PIDMAP_TASKS/PIDMAP_CHILDREN: a pid (0: the caller) or, with
-	 * PIDMAP_TARGET_PIDFD, a pidfd; PIDMAP_PROC/PIDMAP_ALL_TASKS: 0
-	 */
-	__s32 target;
-	__s32 procfs_fd;	/* with PIDMAP_PROCFS: an fd on procfs; else 0 */
-	/*
-	 * With PIDMAP_INFO: sizeof(struct pidmap_info) as the caller was
-	 * built (>= PIDMAP_INFO_SIZE_VER0, a multiple of 8, <= 4096) and
-	 * the PIDMAP_INFO_* fields wanted. Without it: both 0.
-	 */
+	__u32 size;
+	__u32 scope;
+	__u64 last_id;
+	__s32 pidfd;
+	__s32 procfs_fd;
+	__u32 filter;
 	__u32 info_size;
-	__u32 __reserved;	/* must be 0 */
 	__u64 info_mask;
 };
 
-#define PIDMAP_REQ_SIZE_VER0	16 /* sizeof first published struct */
-#define PIDMAP_REQ_SIZE_VER1	32 /* adds info_size, info_mask */
+#define PIDMAP_REQ_SIZE_VER0	40 /* sizeof first published struct */
 
 /* struct pidmap_info.mask and pidmap_req.info_mask bits */
-#define PIDMAP_INFO_TGID	(1ULL << 0)	/* tgid */
+#define PIDMAP_INFO_ID		(1ULL << 0)	/* tid, tgid, pidfs_id: always */
 #define PIDMAP_INFO_PPID	(1ULL << 1)	/* ppid */
-#define PIDMAP_INFO_STATE	(1ULL << 2)	/* state */
-#define PIDMAP_INFO_CPUTIME	(1ULL << 3)	/* utime_ns, stime_ns */
-#define PIDMAP_INFO_START_TIME	(1ULL << 4)	/* start_time_ns */
-#define PIDMAP_INFO_RSS		(1ULL << 5)	/* rss_pages */
-#define PIDMAP_INFO_COMM	(1ULL << 6)	/* comm */
-#define PIDMAP_INFO_UID		(1ULL << 7)	/* ruid, euid */
-#define PIDMAP_INFO_FLAGS	(1ULL << 8)	/* flags */
-#define PIDMAP_INFO_NICE	(1ULL << 9)	/* nice */
-#define PIDMAP_INFO_NUM_THREADS	(1ULL << 10)	/* num_threads */
+#define PIDMAP_INFO_CREDS	(1ULL << 2)	/* ruid, euid */
+#define PIDMAP_INFO_SCHED	(1ULL << 3)	/* nice, priority, policy */
+#define PIDMAP_INFO_NUM_THREADS	(1ULL << 4)	/* num_threads */
+#define PIDMAP_INFO_CPUTIME	(1ULL << 5)	/* utime, stime */
+#define PIDMAP_INFO_START_TIME	(1ULL << 6)	/* start_time */
+#define PIDMAP_INFO_RSS		(1ULL << 7)	/* rss_pages */
+#define PIDMAP_INFO_STATE	(1ULL << 8)	/* state */
+#define PIDMAP_INFO_COMM	(1ULL << 9)	/* comm */
+#define PIDMAP_INFO_TASK_FLAGS	(1ULL << 10)	/* task_flags */
+#define PIDMAP_INFO_SUPPORTED_MASK (1ULL << 63)	/* supported_mask */
 
-/*
- * A task record of pidmap(2) with PIDMAP_INFO: what ps shows of the task,
- * read from the same counters as /proc/PID/stat, statm and status. Fields
- * whose bit is not in mask are 0; nice is only filled under SCHED_NORMAL
- * and SCHED_BATCH, the policies it applies to.
+/* struct pidmap_info.task_flags bits */
+#define PIDMAP_TASK_KTHREAD	(1U << 0)	/* a kernel thread */
+#define PIDMAP_TASK_USER_WORKER	(1U << 1)	/* a kernel worker of a user task */
+#define PIDMAP_TASK_EXITING	(1U << 2)	/* exiting */
+#define PIDMAP_TASK_FORKNOEXEC	(1U << 3)	/* forked but did not exec */
+
+/**
+ * struct pidmap_info - a task record of pidmap_info(2)
  *
- * Note 1: in the modes that list processes (PIDMAP_PROC, PIDMAP_CHILDREN)
- * the CPU times are the whole thread group's, exited threads included, as
- * /proc/PID/stat shows them; in the modes that list tasks they are the
- * task's own, as /proc/PID/task/TID/stat shows them.
+ * The values /proc/PID/stat (PIDMAP_SCOPE_PROCS, PIDMAP_SCOPE_CHILDREN) or
+ * /proc/PID/task/TID/stat (PIDMAP_SCOPE_TASKS, PIDMAP_SCOPE_THREADS) and
+ * status show; fields whose bit is not in @mask are 0.
+ *
+ * @mask: the PIDMAP_INFO_* bits of the fields filled
+ * @supported_mask: with PIDMAP_INFO_SUPPORTED_MASK, the bits this kernel
+ *	knows
+ * @pidfs_id: the pidfs id of @tid's struct pid, never reused: the inode
+ *	number of a pidfd of it (pidfd_open(@tid, PIDFD_THREAD if @tid is not
+ *	@tgid)), so a pidfd can be checked to name this task
+ * @tid: the id listed, in the view's pid namespace
+ * @tgid: status Tgid:
+ * @ppid: stat field 4
+ * @ruid: status Uid: 1st, in the caller's user namespace
+ * @euid: status Uid: 2nd
+ * @nice: stat field 19
+ * @priority: stat field 18
+ * @policy: stat field 41, SCHED_*: nice applies to SCHED_NORMAL and
+ *	SCHED_BATCH (ps shows "-" under the others)
+ * @num_threads: stat field 20
+ * @task_flags: PIDMAP_TASK_* bits
+ * @utime: stat field 14, in clock ticks (USER_HZ); the group's, exited
+ *	threads included, in the process scopes
+ * @stime: stat field 15, likewise
+ * @start_time: stat field 22, clock ticks since boot (the caller's time
+ *	namespace)
+ * @rss_pages: status VmRSS and statm field 2, in pages: exact
+ * @state: stat field 3, one of "RSDTtXZPI"
+ * @__spare: 0
+ * @comm: stat field 2 without the parentheses: a kernel thread's full
+ *	name, a workqueue worker's with its "+desc"/"-desc"
  */
 struct pidmap_info {
-	__u64 mask;		/* PIDMAP_INFO_* bits of the fields filled */
-	__s32 tid;		/* always filled: the id, the cursor */
-	__s32 tgid;		/* status Tgid: */
-	__s32 ppid;		/* stat field 4 */
-	__u32 ruid;		/* status Uid: 1st, in the caller's user ns */
-	__u32 euid;		/* status Uid: 2nd */
-	__s32 nice;		/* stat field 19; SCHED_NORMAL/BATCH only */
-	__u32 num_threads;	/* stat field 20 */
-	__u32 flags;		/* stat field 9: PF_* */
-	__u64 utime_ns;		/* stat field 14, in ns (note 1) */
-	__u64 stime_ns;		/* stat field 15, in ns (note 1) */
-	__u64 start_time_ns;	/* stat field 22, in ns since boot */
-	__u64 rss_pages;	/* statm field 2, status VmRSS: exact */
-	char comm[16];		/* task->comm, NUL-padded */
-	__u8 state;		/* stat field 3: one of "RSDTtXZPI" */
-	__u8 __reserved[7];	/* 0 */
+	__u64 mask;
+	__u64 supported_mask;
+	__u64 pidfs_id;
+	__s32 tid;
+	__s32 tgid;
+	__s32 ppid;
+	__u32 ruid;
+	__u32 euid;
+	__s32 nice;
+	__s32 priority;
+	__u32 policy;
+	__u32 num_threads;
+	__u32 task_flags;
+	__u64 utime;
+	__u64 stime;
+	__u64 start_time;
+	__u64 rss_pages;
+	__u8 state;
+	__u8 __spare[7];
+	char comm[64];
 };
 
-#define PIDMAP_INFO_SIZE_VER0	96 /* sizeof first published struct */
-
-/* fdmap(2) flags */
-#define FDMAP_TARGET_PIDFD	0x01u	/* req->target is a pidfd */
-
-/* The request of fdmap(2), versioned by size like struct pidmap_req. */
-struct fdmap_req {
-	__u32 size;		/* sizeof(struct fdmap_req) */
-	__s32 start;		/* list the fds >= start; must be >= 0 */
-	__s32 target;		/* pid (0: the caller), or a pidfd */
-	__u32 __reserved;	/* must be 0 */
-};
-
-#define FDMAP_REQ_SIZE_VER0	16 /* sizeof first published struct */
+#define PIDMAP_INFO_SIZE_VER0	168 /* sizeof first published struct */
 
 #endif /* _UAPI_LINUX_PIDMAP_H */

@@ -1,22 +1,23 @@
-//! Test-only: the uapi header and syscall-table lines of the kernel series,
+//! Test-only: the uapi headers and syscall-table lines of the kernel series,
 //! read from the repository around the crate (include/uapi/linux/pidmap.h
-//! as the hunks of kernel-patches/*.patch leave it, applied in `series`
-//! order; the table lines the series adds, each after the table's path and
-//! a tab; the header blocks of docs/ABI.md). The packaged crate has none of
-//! them: it checks its checked-in copies (abi/) alone, and the tests
-//! comparing those copies with the series say they skip.
+//! and fdmap.h as the hunks of kernel-patches/*.patch leave them, applied in
+//! `series` order; the table lines the series adds, each after the table's
+//! path and a tab). The packaged crate has none of them: it checks its
+//! checked-in copies (abi/) alone, and the tests comparing those copies
+//! with the series say they skip.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// What the repository says.
 pub(crate) struct Sources {
-    /// The uapi header as the series' patches leave it.
+    /// include/uapi/linux/pidmap.h as the series' patches leave it.
     pub header_from_patch: String,
-    /// `path\tline` for each table line adding pidmap or fdmap.
+    /// include/uapi/linux/fdmap.h as the series' patches leave it.
+    pub fdmap_header_from_patch: String,
+    /// `path\tline` for each table line adding pidmap, pidmap_info or
+    /// fdmap.
     pub syscall_tables: String,
-    /// The header blocks of docs/ABI.md.
-    pub header_from_abi_doc: String,
 }
 
 /// The repository's kernel series and docs, `None` outside it (the
@@ -33,10 +34,12 @@ pub(crate) fn from_repo() -> Option<Sources> {
     // None once a hunk does not fit: the header is then empty, and the
     // test says it found none.
     let mut header: Option<Vec<String>> = Some(Vec::new());
+    let mut fdmap_header: Option<Vec<String>> = Some(Vec::new());
     let mut table = String::new();
     for patch in series(&patches) {
         let text = fs::read_to_string(&patch).unwrap_or_default();
         header = header.and_then(|h| apply(&h, &hunks(&text, UAPI_HEADER)));
+        fdmap_header = fdmap_header.and_then(|h| apply(&h, &hunks(&text, FDMAP_HEADER)));
         let mut file = "";
         for line in text.lines() {
             if let Some(f) = line.strip_prefix("+++ ") {
@@ -49,7 +52,7 @@ pub(crate) fn from_repo() -> Option<Sources> {
             let words: Vec<&str> = added.split_whitespace().collect();
             if words.len() >= 3
                 && words[0].bytes().all(|b| b.is_ascii_digit())
-                && (words[2] == "pidmap" || words[2] == "fdmap")
+                && matches!(words[2], "pidmap" | "pidmap_info" | "fdmap")
             {
                 table.push_str(file);
                 table.push('\t');
@@ -58,16 +61,16 @@ pub(crate) fn from_repo() -> Option<Sources> {
             }
         }
     }
-    let header = header.map(|lines| lines.join("\n")).unwrap_or_default();
-    let doc = fs::read_to_string(root.join("docs/ABI.md")).unwrap_or_default();
+    let join = |h: Option<Vec<String>>| h.map(|lines| lines.join("\n")).unwrap_or_default();
     Some(Sources {
-        header_from_patch: header,
+        header_from_patch: join(header),
+        fdmap_header_from_patch: join(fdmap_header),
         syscall_tables: table,
-        header_from_abi_doc: abi_doc_header(&doc),
     })
 }
 
 const UAPI_HEADER: &str = "include/uapi/linux/pidmap.h";
+const FDMAP_HEADER: &str = "include/uapi/linux/fdmap.h";
 
 /// One hunk: the first old line (1-based; for an insertion into an empty
 /// range, the line it follows) and its lines, each with its ' ', '-' or
@@ -185,28 +188,4 @@ fn series(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// The fenced C blocks of docs/ABI.md that follow the
-/// `include/uapi/linux/pidmap.h` heading and the task records' `### Layout`
-/// heading, in that order.
-fn abi_doc_header(doc: &str) -> String {
-    let mut header = c_block_after(doc, "## `include/uapi/linux/pidmap.h`");
-    if let Some(records) = doc.find("## Task records") {
-        header.push_str(&c_block_after(&doc[records..], "### Layout"));
-    }
-    header
-}
-
-/// The first fenced C block after `heading`, or nothing.
-fn c_block_after(doc: &str, heading: &str) -> String {
-    let Some(at) = doc.find(heading) else {
-        return String::new();
-    };
-    let rest = &doc[at..];
-    let Some(open) = rest.find("```c\n") else {
-        return String::new();
-    };
-    let body = &rest[open + 5..];
-    body[..body.find("```").unwrap_or(body.len())].to_string()
 }

@@ -1,8 +1,9 @@
 //! Task records: [`TaskInfo`], and the [`InfoFields`] a caller asks for.
 //!
-//! The syscall backend gets them from pidmap(2) with `PIDMAP_INFO`
-//! (docs/ABI.md, "Task records"); the /proc fallback fills the same struct
-//! from `/proc/TGID/task/TID/stat` (and `status` for the uids).
+//! The syscall backend gets them from pidmap_info(2) (`struct
+//! pidmap_info`, v3); the /proc fallback fills the same struct from
+//! `/proc/TGID/task/TID/stat` (and `statm`, or `status` for the uids), with
+//! the same values: both count times in clock ticks.
 
 use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
@@ -26,8 +27,9 @@ pub struct InfoFields(u64);
 impl InfoFields {
     /// No field: records carry only the tid.
     pub const NONE: InfoFields = InfoFields(0);
-    /// [`TaskInfo::tgid`].
-    pub const TGID: InfoFields = InfoFields(sys::PIDMAP_INFO_TGID);
+    /// [`TaskInfo::tgid`] (`PIDMAP_INFO_ID`, which the kernel fills
+    /// always, with [`TaskInfo::pidfs_id`]).
+    pub const TGID: InfoFields = InfoFields(sys::PIDMAP_INFO_ID);
     /// [`TaskInfo::ppid`].
     pub const PPID: InfoFields = InfoFields(sys::PIDMAP_INFO_PPID);
     /// [`TaskInfo::state`].
@@ -42,25 +44,29 @@ impl InfoFields {
     pub const COMM: InfoFields = InfoFields(sys::PIDMAP_INFO_COMM);
     /// [`TaskInfo::ruid`] and [`TaskInfo::euid`] (the fallback reads
     /// `status` for them, and only for them).
-    pub const UIDS: InfoFields = InfoFields(sys::PIDMAP_INFO_UID);
-    /// [`TaskInfo::flags`].
-    pub const FLAGS: InfoFields = InfoFields(sys::PIDMAP_INFO_FLAGS);
-    /// [`TaskInfo::nice`].
-    pub const NICE: InfoFields = InfoFields(sys::PIDMAP_INFO_NICE);
+    pub const UIDS: InfoFields = InfoFields(sys::PIDMAP_INFO_CREDS);
+    /// [`TaskInfo::flags`] ([`TaskFlags`]).
+    pub const FLAGS: InfoFields = InfoFields(sys::PIDMAP_INFO_TASK_FLAGS);
+    /// [`TaskInfo::nice`], [`TaskInfo::priority`] and
+    /// [`TaskInfo::policy`] (`PIDMAP_INFO_SCHED`); the same bit as
+    /// [`InfoFields::SCHED`].
+    pub const NICE: InfoFields = InfoFields(sys::PIDMAP_INFO_SCHED);
+    /// The scheduling fields: the same bit as [`InfoFields::NICE`].
+    pub const SCHED: InfoFields = InfoFields(sys::PIDMAP_INFO_SCHED);
     /// [`TaskInfo::num_threads`].
     pub const NUM_THREADS: InfoFields = InfoFields(sys::PIDMAP_INFO_NUM_THREADS);
     /// Every field above.
     pub const ALL: InfoFields = InfoFields(
-        sys::PIDMAP_INFO_TGID
+        sys::PIDMAP_INFO_ID
             | sys::PIDMAP_INFO_PPID
             | sys::PIDMAP_INFO_STATE
             | sys::PIDMAP_INFO_CPUTIME
             | sys::PIDMAP_INFO_START_TIME
             | sys::PIDMAP_INFO_RSS
             | sys::PIDMAP_INFO_COMM
-            | sys::PIDMAP_INFO_UID
-            | sys::PIDMAP_INFO_FLAGS
-            | sys::PIDMAP_INFO_NICE
+            | sys::PIDMAP_INFO_CREDS
+            | sys::PIDMAP_INFO_TASK_FLAGS
+            | sys::PIDMAP_INFO_SCHED
             | sys::PIDMAP_INFO_NUM_THREADS,
     );
 
@@ -138,10 +144,9 @@ impl fmt::Debug for InfoFields {
 /// bytes, any byte but NUL, stored inline (no allocation per record).
 ///
 /// A user task's name has at most 15 bytes. A kernel thread's may be
-/// longer (`rcu_exp_gp_kthread_worker`): the /proc fallback reads it from
-/// `stat`, which shows the full name (and a workqueue worker's
-/// `-desc`/`+desc` suffix, `kworker/u8:0-ext4-rsv-conversion`), as `ps`
-/// does; the kernel's record has the task's own 16-byte field.
+/// longer (`rcu_exp_gp_kthread_worker`): both backends give the name
+/// `stat` shows, the full name (and a workqueue worker's `-desc`/`+desc`
+/// suffix, `kworker/u8:0-ext4-rsv-conversion`), as `ps` does.
 ///
 /// ```
 /// use pidmap::Comm;
@@ -177,7 +182,7 @@ impl Comm {
     }
 
     /// The NUL-padded kernel field, up to its first NUL.
-    pub(crate) fn from_padded(field: &[u8; 16]) -> Comm {
+    pub(crate) fn from_padded(field: &[u8; 64]) -> Comm {
         Comm::new(field)
     }
 
@@ -306,6 +311,110 @@ impl fmt::Display for TaskState {
     }
 }
 
+/// A task's flags (`PIDMAP_TASK_*`): the few of the kernel's internal
+/// `PF_*` bits the ABI names, with bits of their own. The /proc fallback
+/// maps `stat` field 9 (`PF_*`) to the same bits, so both backends agree.
+///
+/// ```
+/// use pidmap::TaskFlags;
+/// let f = TaskFlags::KTHREAD | TaskFlags::EXITING;
+/// assert!(f.contains(TaskFlags::KTHREAD) && !f.contains(TaskFlags::FORKNOEXEC));
+/// assert_eq!(TaskFlags::from_bits_retain(f.bits()), f);
+/// assert_eq!(format!("{f:?}"), "{KTHREAD, EXITING}");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
+pub struct TaskFlags(u32);
+
+impl TaskFlags {
+    /// No flag.
+    pub const NONE: TaskFlags = TaskFlags(0);
+    /// A kernel thread (`PF_KTHREAD`).
+    pub const KTHREAD: TaskFlags = TaskFlags(sys::PIDMAP_TASK_KTHREAD);
+    /// A kernel worker of a user task, such as io_uring's (`PF_USER_WORKER`).
+    pub const USER_WORKER: TaskFlags = TaskFlags(sys::PIDMAP_TASK_USER_WORKER);
+    /// Exiting (`PF_EXITING`).
+    pub const EXITING: TaskFlags = TaskFlags(sys::PIDMAP_TASK_EXITING);
+    /// Forked but did not exec (`PF_FORKNOEXEC`).
+    pub const FORKNOEXEC: TaskFlags = TaskFlags(sys::PIDMAP_TASK_FORKNOEXEC);
+    /// Every flag above.
+    pub const ALL: TaskFlags = TaskFlags(
+        sys::PIDMAP_TASK_KTHREAD
+            | sys::PIDMAP_TASK_USER_WORKER
+            | sys::PIDMAP_TASK_EXITING
+            | sys::PIDMAP_TASK_FORKNOEXEC,
+    );
+
+    /// The `PIDMAP_TASK_*` bits.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Flags from `PIDMAP_TASK_*` bits, unknown ones kept.
+    pub const fn from_bits_retain(bits: u32) -> TaskFlags {
+        TaskFlags(bits)
+    }
+
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: TaskFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The flags of the kernel's `PF_*` bits (`stat` field 9).
+    pub fn from_pf_flags(pf: u64) -> TaskFlags {
+        // include/linux/sched.h; libc has the same values.
+        const PAIRS: [(u64, u32); 4] = [
+            (0x0020_0000, sys::PIDMAP_TASK_KTHREAD),
+            (0x0000_4000, sys::PIDMAP_TASK_USER_WORKER),
+            (0x0000_0004, sys::PIDMAP_TASK_EXITING),
+            (0x0000_0040, sys::PIDMAP_TASK_FORKNOEXEC),
+        ];
+        TaskFlags(
+            PAIRS
+                .iter()
+                .filter(|(pf_bit, _)| pf & pf_bit != 0)
+                .fold(0, |acc, (_, bit)| acc | bit),
+        )
+    }
+}
+
+impl BitOr for TaskFlags {
+    type Output = TaskFlags;
+    fn bitor(self, rhs: TaskFlags) -> TaskFlags {
+        TaskFlags(self.0 | rhs.0)
+    }
+}
+
+impl fmt::Debug for TaskFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const NAMES: [(TaskFlags, &str); 4] = [
+            (TaskFlags::KTHREAD, "KTHREAD"),
+            (TaskFlags::USER_WORKER, "USER_WORKER"),
+            (TaskFlags::EXITING, "EXITING"),
+            (TaskFlags::FORKNOEXEC, "FORKNOEXEC"),
+        ];
+        let mut set = f.debug_set();
+        for (flag, name) in NAMES {
+            if self.contains(flag) {
+                set.entry(&format_args!("{name}"));
+            }
+        }
+        let unknown = self.0 & !TaskFlags::ALL.0;
+        if unknown != 0 {
+            set.entry(&format_args!("{unknown:#x}"));
+        }
+        set.finish()
+    }
+}
+
+/// Clock ticks (`USER_HZ`, `sysconf(_SC_CLK_TCK)`) as a duration: the one
+/// conversion both backends use, so their times are equal.
+pub(crate) fn ticks(n: u64) -> Duration {
+    let hz = rustix::param::clock_ticks_per_second().max(1);
+    Duration::from_secs(n / hz) + Duration::from_nanos((n % hz) * 1_000_000_000 / hz)
+}
+
 impl fmt::Debug for Comm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&String::from_utf8_lossy(self.as_bytes()), f)
@@ -337,10 +446,10 @@ impl fmt::Display for Comm {
 /// fallback reads exactly those files. The kernel records of the series
 /// before its v3 carry the leader's own times in process mode.)
 ///
-/// **Precision.** The syscall backend gets the CPU and start times in
-/// nanoseconds; the /proc fallback reads them from `stat` in clock ticks
-/// (`sysconf(_SC_CLK_TCK)`, usually 100 per second), so there they are
-/// multiples of 10 ms, rounded down.
+/// **Units.** Both backends count the CPU and start times in clock ticks
+/// (`USER_HZ`, `sysconf(_SC_CLK_TCK)`, usually 100 per second), as `stat`
+/// does, and convert them the same way: they are multiples of 10 ms,
+/// rounded down, and equal from either backend.
 ///
 /// Users can build records, for tests of their own code:
 ///
@@ -389,14 +498,26 @@ pub struct TaskInfo {
     pub ruid: Option<u32>,
     /// Effective user id; `None` as [`TaskInfo::ruid`] is.
     pub euid: Option<u32>,
-    /// The `PF_*` flags; see [`TaskInfo::is_kernel_thread`].
-    pub flags: Option<u32>,
-    /// The nice value (-20..=19); `None` under any policy but `SCHED_OTHER`
-    /// and `SCHED_BATCH` (`SCHED_FIFO`, `SCHED_RR`, `SCHED_IDLE`,
-    /// `SCHED_DEADLINE`), where `ps` shows `-`.
+    /// The task flags ([`TaskFlags`]); see [`TaskInfo::is_kernel_thread`].
+    pub flags: Option<TaskFlags>,
+    /// The nice value (-20..=19, `stat` field 19). It applies only under
+    /// `SCHED_OTHER` and `SCHED_BATCH`: see [`TaskInfo::nice_applies`]
+    /// (`ps` shows `-` under the other policies).
     pub nice: Option<i32>,
+    /// The priority as `stat` field 18 shows it.
+    pub priority: Option<i32>,
+    /// The scheduling policy (`SCHED_*`, `stat` field 41).
+    pub policy: Option<u32>,
     /// The number of threads of the task's thread group.
     pub num_threads: Option<u32>,
+    /// The pidfs id of the task's `struct pid`, never reused while the
+    /// system runs: the inode number (`st_ino`) of a pidfd of this task
+    /// (`pidfd_open(tid, PIDFD_THREAD` if it is not the thread-group
+    /// leader`)`), so a pidfd opened after the listing can be checked to
+    /// name this very task. Given by the syscall backend with every record
+    /// (`PIDMAP_INFO_ID`); always `None` from the /proc fallback, which
+    /// would need a pidfd per task to learn it.
+    pub pidfs_id: Option<u64>,
 }
 
 /// `ppid` as a plain number: [`Pid`]'s own serde form rejects 0, which is
@@ -432,39 +553,55 @@ impl TaskInfo {
             euid: None,
             flags: None,
             nice: None,
+            priority: None,
+            policy: None,
             num_threads: None,
+            pidfs_id: None,
         }
     }
 
     /// A kernel record, keeping the fields its `mask` says are filled and
-    /// `wanted` asked for.
+    /// `wanted` asked for: a field whose bit is not in the record's mask
+    /// (a kernel that does not know it) is `None`.
     pub(crate) fn from_record(r: &sys::PidmapInfo, wanted: InfoFields) -> TaskInfo {
         let has = InfoFields::from_mask(r.mask).intersection(wanted);
         let when = |field: InfoFields| has.contains(field);
-        let ns = Duration::from_nanos;
+        let id = r.mask & sys::PIDMAP_INFO_ID != 0;
         TaskInfo {
             tid: Pid::from_raw(r.tid),
             tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid)),
             ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid)),
             state: when(InfoFields::STATE).then(|| TaskState::from_letter(r.state)),
-            utime: when(InfoFields::CPU_TIME).then(|| ns(r.utime_ns)),
-            stime: when(InfoFields::CPU_TIME).then(|| ns(r.stime_ns)),
-            start_time: when(InfoFields::START_TIME).then(|| ns(r.start_time_ns)),
+            utime: when(InfoFields::CPU_TIME).then(|| ticks(r.utime)),
+            stime: when(InfoFields::CPU_TIME).then(|| ticks(r.stime)),
+            start_time: when(InfoFields::START_TIME).then(|| ticks(r.start_time)),
             rss_pages: when(InfoFields::RSS).then_some(r.rss_pages),
             comm: when(InfoFields::COMM).then(|| Comm::from_padded(&r.comm)),
             ruid: when(InfoFields::UIDS).then_some(r.ruid),
             euid: when(InfoFields::UIDS).then_some(r.euid),
-            flags: when(InfoFields::FLAGS).then_some(r.flags),
-            nice: when(InfoFields::NICE).then_some(r.nice),
+            flags: when(InfoFields::FLAGS).then_some(TaskFlags(r.task_flags)),
+            nice: when(InfoFields::SCHED).then_some(r.nice),
+            priority: when(InfoFields::SCHED).then_some(r.priority),
+            policy: when(InfoFields::SCHED).then_some(r.policy),
             num_threads: when(InfoFields::NUM_THREADS).then_some(r.num_threads),
+            pidfs_id: (id && r.pidfs_id != 0).then_some(r.pidfs_id),
         }
     }
 
-    /// Whether it is a kernel thread (`PF_KTHREAD`), when the flags are
-    /// known.
+    /// Whether it is a kernel thread ([`TaskFlags::KTHREAD`]), when the
+    /// flags are known.
     pub fn is_kernel_thread(&self) -> Option<bool> {
-        let kthread = libc::PF_KTHREAD.unsigned_abs();
-        self.flags.map(|f| f & kthread != 0)
+        self.flags.map(|f| f.contains(TaskFlags::KTHREAD))
+    }
+
+    /// Whether the nice value means something: the policy is
+    /// `SCHED_OTHER` or `SCHED_BATCH`, the only ones `ps` shows a nice
+    /// value for (`-` under `SCHED_FIFO`, `SCHED_RR`, `SCHED_IDLE` and
+    /// `SCHED_DEADLINE`); `None` when the policy is not known.
+    pub fn nice_applies(&self) -> Option<bool> {
+        self.policy.map(|p| {
+            i32::try_from(p).is_ok_and(|p| p == libc::SCHED_OTHER || p == libc::SCHED_BATCH)
+        })
     }
 
     /// User plus system CPU time, when known.
@@ -498,7 +635,10 @@ impl TaskInfo {
         add(self.comm.is_some(), InfoFields::COMM);
         add(self.ruid.is_some() && self.euid.is_some(), InfoFields::UIDS);
         add(self.flags.is_some(), InfoFields::FLAGS);
-        add(self.nice.is_some(), InfoFields::NICE);
+        add(
+            self.nice.is_some() && self.priority.is_some() && self.policy.is_some(),
+            InfoFields::SCHED,
+        );
         add(self.num_threads.is_some(), InfoFields::NUM_THREADS);
         f
     }
@@ -510,46 +650,84 @@ mod tests {
 
     #[test]
     fn a_record_keeps_what_its_mask_and_the_request_say() {
+        let hz = rustix::param::clock_ticks_per_second();
         let mut r = sys::PidmapInfo {
-            mask: sys::PIDMAP_INFO_PPID
+            mask: sys::PIDMAP_INFO_ID
+                | sys::PIDMAP_INFO_PPID
                 | sys::PIDMAP_INFO_COMM
                 | sys::PIDMAP_INFO_CPUTIME
                 | 1 << 40,
+            pidfs_id: 9_000_001,
             tid: 42,
+            tgid: 40,
             ppid: 7,
-            utime_ns: 1_500,
-            stime_ns: 2_500,
+            utime: 3 * hz,
+            stime: 2,
             nice: -5,
+            policy: 1,
             ..sys::PidmapInfo::default()
         };
         r.comm[..3].copy_from_slice(b"abc");
         let all = TaskInfo::from_record(&r, InfoFields::ALL);
         assert_eq!(all.tid, Pid::from_raw(42));
+        assert_eq!(all.tgid, Some(Pid::from_raw(40)));
+        assert_eq!(all.pidfs_id, Some(9_000_001));
         assert_eq!(all.ppid, Some(Pid::from_raw(7)));
         assert_eq!(
             all.comm.map(|c| c.as_bytes().to_vec()),
             Some(b"abc".to_vec())
         );
-        assert_eq!(all.cpu_time(), Some(Duration::from_nanos(4_000)));
-        // Not in the mask: unset, even though the kernel's field is -5.
-        assert_eq!(all.nice, None);
+        // Clock ticks, converted as the fallback converts stat's.
+        assert_eq!(all.utime, Some(Duration::from_secs(3)));
+        assert_eq!(all.stime, Some(ticks(2)));
+        assert_eq!(all.cpu_time(), Some(Duration::from_secs(3) + ticks(2)));
+        // Not in the mask: unset, even though the kernel's fields are set.
+        assert_eq!((all.nice, all.policy), (None, None));
+        assert_eq!(all.nice_applies(), None);
         assert_eq!(
             all.fields(),
-            InfoFields::PPID | InfoFields::COMM | InfoFields::CPU_TIME
+            InfoFields::TGID | InfoFields::PPID | InfoFields::COMM | InfoFields::CPU_TIME
         );
         // Not asked for: unset, even though the mask says filled.
         let some = TaskInfo::from_record(&r, InfoFields::PPID);
         assert_eq!(
-            (some.ppid, some.comm, some.utime),
-            (Some(Pid::from_raw(7)), None, None)
+            (some.ppid, some.comm, some.utime, some.tgid),
+            (Some(Pid::from_raw(7)), None, None, None)
         );
         assert_eq!(format!("{:?}", some.fields()), "{PPID}");
+        // The scheduling fields come together.
+        r.mask |= sys::PIDMAP_INFO_SCHED;
+        r.priority = 20;
+        let sched = TaskInfo::from_record(&r, InfoFields::SCHED);
+        assert_eq!(
+            (sched.nice, sched.priority, sched.policy),
+            (Some(-5), Some(20), Some(1))
+        );
+        // SCHED_FIFO: ps shows "-".
+        assert_eq!(sched.nice_applies(), Some(false));
+        r.policy = 3;
+        assert_eq!(
+            TaskInfo::from_record(&r, InfoFields::SCHED).nice_applies(),
+            Some(true)
+        );
+        // Without the ID bit (no kernel does that), no pidfs id.
+        r.mask &= !sys::PIDMAP_INFO_ID;
+        assert_eq!(TaskInfo::from_record(&r, InfoFields::ALL).pidfs_id, None);
+    }
+
+    #[test]
+    fn ticks_convert_exactly() {
+        let hz = rustix::param::clock_ticks_per_second();
+        assert_eq!(ticks(0), Duration::ZERO);
+        assert_eq!(ticks(hz), Duration::from_secs(1));
+        assert_eq!(ticks(hz * 7 + 1) - ticks(hz * 7), ticks(1));
+        assert_eq!(ticks(1).as_nanos(), 1_000_000_000 / u128::from(hz));
     }
 
     #[test]
     fn comm_is_cut_at_the_first_nul_or_its_length() {
-        assert_eq!(Comm::from_padded(&[b'x'; 16]).as_bytes(), &[b'x'; 16]);
-        let mut f = [0u8; 16];
+        assert_eq!(Comm::from_padded(&[b'x'; 64]).as_bytes(), &[b'x'; 63]);
+        let mut f = [0u8; 64];
         f[..2].copy_from_slice(b"\xffa");
         assert_eq!(Comm::from_padded(&f).as_bytes(), b"\xffa");
         assert_eq!(
@@ -564,10 +742,27 @@ mod tests {
     fn kernel_threads_by_flag() {
         let mut t = TaskInfo::new(Pid::from_raw(2));
         assert_eq!(t.is_kernel_thread(), None);
-        t.flags = Some(0x0020_8040);
+        t.flags = Some(TaskFlags::from_pf_flags(0x0020_8040));
         assert_eq!(t.is_kernel_thread(), Some(true));
-        t.flags = Some(0x0040_0100);
+        assert_eq!(t.flags, Some(TaskFlags::KTHREAD | TaskFlags::FORKNOEXEC));
+        t.flags = Some(TaskFlags::from_pf_flags(0x0040_4104));
         assert_eq!(t.is_kernel_thread(), Some(false));
+        assert_eq!(t.flags, Some(TaskFlags::USER_WORKER | TaskFlags::EXITING));
+        // The PF_* values are the kernel's, which libc also has.
+        let pf = |v: i32| u64::from(v.unsigned_abs());
+        assert_eq!(
+            TaskFlags::from_pf_flags(
+                pf(libc::PF_KTHREAD)
+                    | pf(libc::PF_USER_WORKER)
+                    | pf(libc::PF_EXITING)
+                    | pf(libc::PF_FORKNOEXEC)
+            ),
+            TaskFlags::ALL
+        );
+        assert_eq!(
+            format!("{:?}", TaskFlags::from_bits_retain(1 << 9)),
+            "{0x200}"
+        );
     }
 }
 
@@ -583,12 +778,15 @@ mod serde_tests {
         t.comm = Some(Comm::new(b"rcu_exp_gp_kthread_worker"));
         t.utime = Some(Duration::from_millis(1230));
         t.rss_pages = Some(432);
+        t.flags = Some(TaskFlags::KTHREAD);
+        t.pidfs_id = Some(77);
         let json = serde_json::to_string(&t).unwrap();
         assert!(
             json.contains(r#""comm":"rcu_exp_gp_kthread_worker""#),
             "{json}"
         );
         assert!(json.contains(r#""ppid":0"#), "{json}");
+        assert!(json.contains(r#""flags":1"#), "{json}");
         let back: TaskInfo = serde_json::from_str(&json).unwrap();
         assert_eq!(back, t);
         let long = json.replace("rcu_exp_gp_kthread_worker", &"x".repeat(64));

@@ -138,7 +138,7 @@ pub use backend::{
 pub use cpu::{CpuSample, TaskCpu, TaskKey};
 pub use error::{Error, Result};
 pub use handle::{Builder, Pidmap};
-pub use info::{Comm, InfoFields, TaskInfo, TaskState};
+pub use info::{Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
 pub use pid::Pid;
 pub use query::{Listing, Query};

@@ -1,5 +1,6 @@
 //! The procfs mount a handle reads (fallback) or names as the view of
-//! pidmap(2) (`PIDMAP_PROCFS`).
+//! pidmap(2), pidmap_info(2) and fdmap(2) (`PIDMAP_VIEW_PROCFS`,
+//! `FDMAP_VIEW_PROCFS`).
 
 #[cfg(feature = "fallback")]
 use std::ffi::CStr;
@@ -12,7 +13,12 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::error::{Error, Result};
 
-/// An open procfs mount: `/proc` by default.
+/// `PROC_ROOT_INO` of fs/proc: the inode number of a procfs mount's root.
+const PROC_ROOT_INO: u64 = 1;
+
+/// An open procfs mount: `/proc` by default, opened `O_RDONLY |
+/// O_DIRECTORY` (the calls refuse an `O_PATH` view: it carries no right to
+/// read the directory).
 #[derive(Debug)]
 pub(crate) struct ProcRoot {
     fd: OwnedFd,
@@ -38,6 +44,12 @@ impl ProcRoot {
         })?;
         let st = rustix::fs::fstatfs(&fd).map_err(|e| Error::io(context(), e.into()))?;
         if st.f_type != rustix::fs::PROC_SUPER_MAGIC {
+            return Err(Error::ProcNotMounted(path.to_path_buf()));
+        }
+        // The root of the mount (procfs's root inode is 1, PROC_ROOT_INO),
+        // not a directory below it: the view of the calls must be a root.
+        let st = rustix::fs::fstat(&fd).map_err(|e| Error::io(context(), e.into()))?;
+        if st.st_ino != PROC_ROOT_INO {
             return Err(Error::ProcNotMounted(path.to_path_buf()));
         }
         Ok(ProcRoot {

@@ -1,7 +1,5 @@
 //! [`Query`]: what to list, about whom, with which modifiers.
 
-use std::os::fd::AsRawFd;
-
 use crate::error::{Error, Result};
 use crate::sys;
 use crate::target::{Target, TargetId};
@@ -89,7 +87,7 @@ impl<'fd> Query<'fd> {
         }
     }
 
-    /// Leave kernel threads out (`PIDMAP_IGNORE_KTHREADS`).
+    /// Leave kernel threads out (`PIDMAP_FILTER_NO_KTHREADS`).
     pub const fn without_kthreads(mut self) -> Self {
         self.ignore_kthreads = true;
         self
@@ -127,15 +125,13 @@ pub(crate) enum Enumeration<'fd> {
     Fds(Target<'fd>),
 }
 
-/// The raw `target` field and the target flag.
-fn raw_target(target: Target<'_>, pidfd_flag: u32) -> Result<(i32, u32)> {
+/// A pid target must be positive ([`Target::Caller`] is the caller).
+fn check_target(target: Target<'_>) -> Result<()> {
     match target {
-        Target::Caller => Ok((0, 0)),
-        Target::Pid(p) if p.as_raw() > 0 => Ok((p.as_raw(), 0)),
-        Target::Pid(_) => Err(Error::InvalidArgument(
+        Target::Pid(p) if p.as_raw() <= 0 => Err(Error::InvalidArgument(
             "a pid target must be positive (use Target::Caller for the caller)",
         )),
-        Target::Pidfd(fd) => Ok((fd.as_raw_fd(), pidfd_flag)),
+        _ => Ok(()),
     }
 }
 
@@ -159,39 +155,40 @@ impl Enumeration<'_> {
         self.target().id()
     }
 
-    /// pidmap(2)'s `target` and flags (without `PIDMAP_PROCFS`).
-    pub(crate) fn pidmap_args(q: Query<'_>) -> Result<(i32, u32)> {
-        let mode = match q.listing {
-            Listing::Processes => sys::PIDMAP_PROC,
-            Listing::AllTasks => sys::PIDMAP_ALL_TASKS,
-            Listing::Threads => sys::PIDMAP_TASKS,
-            Listing::Children => sys::PIDMAP_CHILDREN,
+    /// pidmap(2)'s scope and filter (without `PIDMAP_VIEW_PROCFS`); the
+    /// target is resolved to a pidfd by the caller.
+    pub(crate) fn pidmap_args(q: Query<'_>) -> Result<(u32, u32)> {
+        let scope = match q.listing {
+            Listing::Processes => sys::PIDMAP_SCOPE_PROCS,
+            Listing::AllTasks => sys::PIDMAP_SCOPE_TASKS,
+            Listing::Threads => sys::PIDMAP_SCOPE_THREADS,
+            Listing::Children => sys::PIDMAP_SCOPE_CHILDREN,
         };
-        let (target, tflag) = raw_target(q.target, sys::PIDMAP_TARGET_PIDFD)?;
+        check_target(q.target)?;
         if matches!(q.listing, Listing::Processes | Listing::AllTasks) && q.target != Target::Caller
         {
             return Err(Error::InvalidArgument(
                 "processes and all tasks take no target",
             ));
         }
-        let k = if q.ignore_kthreads {
-            sys::PIDMAP_IGNORE_KTHREADS
+        let filter = if q.ignore_kthreads {
+            sys::PIDMAP_FILTER_NO_KTHREADS
         } else {
             0
         };
-        Ok((target, mode | tflag | k))
+        Ok((scope, filter))
     }
 
-    /// fdmap(2)'s `target` and flags.
-    pub(crate) fn fdmap_args(t: Target<'_>) -> Result<(i32, u32)> {
-        raw_target(t, sys::FDMAP_TARGET_PIDFD)
+    /// Whether pidmap(2) takes a target for this query.
+    pub(crate) fn targeted(q: Query<'_>) -> bool {
+        matches!(q.listing, Listing::Threads | Listing::Children)
     }
 
     /// Check the arguments without running anything.
     pub(crate) fn validate(&self) -> Result<()> {
         match *self {
             Enumeration::Ids(q) => Enumeration::pidmap_args(q).map(drop),
-            Enumeration::Fds(t) => Enumeration::fdmap_args(t).map(drop),
+            Enumeration::Fds(t) => check_target(t),
         }
     }
 }
@@ -202,30 +199,31 @@ mod tests {
     use crate::Pid;
 
     #[test]
-    fn flags_and_targets() {
+    fn scopes_filters_and_targets() {
         let p = Pid::new(5).unwrap();
         assert_eq!(
             Enumeration::pidmap_args(Query::processes().without_kthreads()).unwrap(),
-            (0, sys::PIDMAP_PROC | sys::PIDMAP_IGNORE_KTHREADS)
+            (sys::PIDMAP_SCOPE_PROCS, sys::PIDMAP_FILTER_NO_KTHREADS)
+        );
+        assert_eq!(
+            Enumeration::pidmap_args(Query::all_tasks()).unwrap(),
+            (sys::PIDMAP_SCOPE_TASKS, 0)
         );
         assert_eq!(
             Enumeration::pidmap_args(Query::children(p)).unwrap(),
-            (5, sys::PIDMAP_CHILDREN)
+            (sys::PIDMAP_SCOPE_CHILDREN, 0)
         );
         assert_eq!(
             Enumeration::pidmap_args(Query::threads(Target::Caller)).unwrap(),
-            (0, sys::PIDMAP_TASKS)
+            (sys::PIDMAP_SCOPE_THREADS, 0)
         );
-        let fd = Target::open_pidfd(Pid::this_process()).unwrap();
-        let (raw, flags) = Enumeration::pidmap_args(Query::threads(&fd)).unwrap();
-        assert_eq!(raw, fd.as_raw_fd());
-        assert_eq!(flags, sys::PIDMAP_TASKS | sys::PIDMAP_TARGET_PIDFD);
-        assert_eq!(
-            Enumeration::fdmap_args(Target::from(&fd)).unwrap(),
-            (fd.as_raw_fd(), sys::FDMAP_TARGET_PIDFD)
-        );
+        assert!(Enumeration::targeted(Query::threads(p)));
+        assert!(!Enumeration::targeted(Query::processes()));
         assert!(Enumeration::pidmap_args(Query::threads(Pid::from_raw(0))).is_err());
         assert!(Enumeration::pidmap_args(Query::threads(Pid::from_raw(-2))).is_err());
-        assert!(Enumeration::fdmap_args(Target::Pid(Pid::from_raw(0))).is_err());
+        assert!(Enumeration::Fds(Target::Pid(Pid::from_raw(0)))
+            .validate()
+            .is_err());
+        assert!(Enumeration::Fds(Target::Pid(p)).validate().is_ok());
     }
 }

@@ -41,6 +41,8 @@ pub struct StatCounters {
     pub utime_ticks: u64,
     /// Field 15, system time.
     pub stime_ticks: u64,
+    /// Field 18, the priority.
+    pub priority: i32,
     /// Field 19, the nice value.
     pub nice: i32,
     /// Field 20, the number of threads of the group.
@@ -74,7 +76,8 @@ impl StatCounters {
     fn parse<'a>(mut rest: impl Iterator<Item = &'a [u8]>) -> Option<StatCounters> {
         let utime_ticks = parse_num(rest.nth(4)?)?;
         let stime_ticks = parse_num(rest.next()?)?;
-        let nice = parse_num(rest.nth(3)?)?;
+        let priority = parse_num(rest.nth(2)?)?;
+        let nice = parse_num(rest.next()?)?;
         let num_threads = parse_num(rest.next()?)?;
         let start_time_ticks = parse_num(rest.nth(1)?)?;
         let rss_pages = parse_num(rest.nth(1)?)?;
@@ -83,6 +86,7 @@ impl StatCounters {
         Some(StatCounters {
             utime_ticks,
             stime_ticks,
+            priority,
             nice,
             num_threads,
             start_time_ticks,
@@ -243,6 +247,7 @@ mod tests {
             (c.utime_ticks, c.stime_ticks, c.nice, c.num_threads),
             (37, 5, -3, 4)
         );
+        assert_eq!(c.priority, 20);
         assert_eq!((c.start_time_ticks, c.rss_pages), (12345, 77));
         assert_eq!(c.policy, None);
         // No field 41: a nice value.

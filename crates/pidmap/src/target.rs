@@ -5,13 +5,20 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Result};
 use crate::pid::Pid;
+use crate::sys;
 
 /// The process (or fd table) a listing is about.
 ///
-/// The v2 ABI takes either a pid or a pidfd; "the caller" is explicit
-/// rather than a `0` sentinel. A pidfd names one `struct pid` for good: once
-/// that process has exited, listings give [`Error::NoSuchProcess`], never
-/// the ids of a process that reused the number.
+/// The system calls (ABI v3) take pidfds only: the syscall backend passes
+/// a [`Target::Pidfd`] as it is, the caller as `PIDFD_SELF_THREAD_GROUP`
+/// (threads, children) or `PIDFD_SELF_THREAD` (fds), and opens a pidfd for
+/// a [`Target::Pid`] once per listing ([`Target::open_pidfd`]), so a
+/// listing read in several calls never moves on to a process that reused
+/// the number. A pidfd names one `struct pid` for good: once that process
+/// has exited, listings give [`Error::NoSuchProcess`].
+///
+/// Pids are numbers in the caller's pid namespace (where `pidfd_open(2)`
+/// looks them up), the namespace of the default `/proc`.
 ///
 /// ```
 /// use pidmap::{Pid, Target};
@@ -29,19 +36,44 @@ pub enum Target<'fd> {
     /// children, the calling thread's fd table for fds.
     Caller,
     /// A process or thread id (any thread id names its whole group for
-    /// threads and children).
+    /// threads and children; for fds, a thread id that is not its group's
+    /// leader names that thread's own table, as `/proc/TID/fd` does).
     Pid(Pid),
     /// A pidfd (`pidfd_open(2)`, `CLONE_PIDFD`).
     Pidfd(BorrowedFd<'fd>),
 }
 
-impl Target<'_> {
-    /// `pidfd_open(pid, 0)`: a pidfd to keep as an owned target.
+impl<'fd> Target<'fd> {
+    /// `pidfd_open(pid, 0)`: a pidfd to keep as an owned target; for a
+    /// thread that is not its group's leader (which `pidfd_open(2)`
+    /// refuses without the flag), `pidfd_open(pid, PIDFD_THREAD)`. A pid
+    /// that does not exist is [`Error::NoSuchProcess`].
     pub fn open_pidfd(pid: Pid) -> Result<OwnedFd> {
+        use rustix::process::{pidfd_open, PidfdFlags};
         let raw = rustix::process::Pid::from_raw(pid.as_raw())
             .ok_or(Error::InvalidArgument("a pid is a positive number"))?;
-        rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty())
-            .map_err(|e| Error::from_errno(e.raw_os_error(), "pidfd", TargetId::Pid(pid)))
+        let err =
+            |e: rustix::io::Errno| Error::from_errno(e.raw_os_error(), "pidfd", TargetId::Pid(pid));
+        match pidfd_open(raw, PidfdFlags::empty()) {
+            Err(rustix::io::Errno::INVAL) => {
+                // PIDFD_THREAD is O_EXCL (include/uapi/linux/pidfd.h).
+                let thread = u32::try_from(libc::O_EXCL).unwrap_or(0);
+                pidfd_open(raw, PidfdFlags::from_bits_retain(thread)).map_err(err)
+            }
+            r => r.map_err(err),
+        }
+    }
+
+    /// The pidfd argument the calls take for this target: the caller's
+    /// `PIDFD_SELF_*` (`fds`: the calling thread's table; else its thread
+    /// group), the pidfd itself, or a pidfd opened here for a pid.
+    pub(crate) fn pidfd(self, fds: bool) -> Result<TargetFd<'fd>> {
+        Ok(match self {
+            Target::Caller if fds => TargetFd::Raw(sys::PIDFD_SELF_THREAD),
+            Target::Caller => TargetFd::Raw(sys::PIDFD_SELF_THREAD_GROUP),
+            Target::Pidfd(fd) => TargetFd::Borrowed(fd),
+            Target::Pid(p) => TargetFd::Owned(Target::open_pidfd(p)?),
+        })
     }
 
     /// An owned description, for errors and output.
@@ -50,6 +82,26 @@ impl Target<'_> {
             Target::Caller => TargetId::Caller,
             Target::Pid(p) => TargetId::Pid(p),
             Target::Pidfd(fd) => TargetId::Pidfd(fd.as_raw_fd()),
+        }
+    }
+}
+
+/// A target as the calls take it: a `PIDFD_SELF_*` value, or a pidfd,
+/// borrowed or opened for the listing.
+#[derive(Debug)]
+pub(crate) enum TargetFd<'fd> {
+    Raw(i32),
+    Borrowed(BorrowedFd<'fd>),
+    Owned(OwnedFd),
+}
+
+impl TargetFd<'_> {
+    /// The `pidfd` field of a request.
+    pub(crate) fn raw(&self) -> i32 {
+        match self {
+            TargetFd::Raw(v) => *v,
+            TargetFd::Borrowed(fd) => fd.as_raw_fd(),
+            TargetFd::Owned(fd) => fd.as_raw_fd(),
         }
     }
 }

@@ -16,7 +16,7 @@ const BPF_RET_K: u16 = 0x06;
 /// `offsetof(struct seccomp_data, nr)`.
 const DATA_NR: u32 = 0;
 /// The series' numbers, and the ones it used before.
-const KILLED: [u32; 4] = [473, 474, 1000, 1001];
+const KILLED: [u32; 5] = [473, 474, 475, 1000, 1001];
 
 fn install_kill_filter() -> bool {
     let mut prog = vec![libc::sock_filter {

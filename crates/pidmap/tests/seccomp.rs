@@ -11,9 +11,9 @@
 //! - `PIDMAP_BACKEND=procfs`, read through `Builder::backend_from_env`:
 //!   under a filter that *kills* on the calls, the handle must never issue
 //!   them.
-//! - A filter that answers `EINVAL` for `PIDMAP_INFO`, as a kernel with
-//!   pidmap(2) but without task records does: `Auto` keeps the syscall for
-//!   ids and reads the records from /proc; `Syscall` says
+//! - A filter that answers `EINVAL` for pidmap_info(2), as a kernel whose
+//!   records the crate cannot use would: `Auto` keeps the syscall for ids
+//!   and reads the records from /proc; `Syscall` says
 //!   `TaskInfoUnsupported`.
 //!
 //! Each check runs in a forked child (filters are irreversible and the probe
@@ -34,7 +34,7 @@ use pidmap::{
 // numbers the filters match.
 #[path = "support/raw_probe.rs"]
 mod raw_probe;
-use raw_probe::{kernel_has_pidmap, NR_FDMAP, NR_PIDMAP, PROBE_FLAG};
+use raw_probe::{kernel_has_pidmap, NR_FDMAP, NR_PIDMAP, NR_PIDMAP_INFO, PROBE_FLAG};
 
 /// `AUDIT_ARCH_*` of the target (`EM_*`, `__AUDIT_ARCH_64BIT`,
 /// `__AUDIT_ARCH_LE` from `<linux/audit.h>` and `<linux/elf-em.h>`).
@@ -48,9 +48,6 @@ const AUDIT_ARCH: u32 = 0xc000_00b7;
 const AUDIT_ARCH: u32 = 0xc000_00f3;
 #[cfg(target_arch = "loongarch64")]
 const AUDIT_ARCH: u32 = 0xc000_0102;
-
-/// `PIDMAP_INFO`, in `args[3]`.
-const INFO_FLAG: u32 = 0x800;
 
 // Classic BPF (`linux/filter.h`).
 const BPF_LD_W_ABS: u16 = 0x20;
@@ -89,8 +86,7 @@ enum Policy {
     FakeAvailableProbe,
     /// The process is killed.
     Kill,
-    /// Calls with `PIDMAP_INFO` get `EINVAL`, as from a kernel without task
-    /// records; the others go through.
+    /// pidmap_info(2) gets `EINVAL`; the others go through.
     RejectTaskRecords,
 }
 
@@ -102,7 +98,8 @@ fn filter(policy: Policy) -> Vec<libc::sock_filter> {
         jump(BPF_JMP_JEQ_K, AUDIT_ARCH, 1, 0),
         stmt(BPF_RET_K, libc::SECCOMP_RET_KILL_PROCESS),
         stmt(BPF_LD_W_ABS, DATA_NR),
-        jump(BPF_JMP_JEQ_K, u32::from(NR_PIDMAP), 2, 0),
+        jump(BPF_JMP_JEQ_K, u32::from(NR_PIDMAP), 3, 0),
+        jump(BPF_JMP_JEQ_K, u32::from(NR_PIDMAP_INFO), 2, 0),
         jump(BPF_JMP_JEQ_K, u32::from(NR_FDMAP), 1, 0),
         stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
     ];
@@ -110,7 +107,12 @@ fn filter(policy: Policy) -> Vec<libc::sock_filter> {
         Policy::Errno(e) => f.push(stmt(BPF_RET_K, errno_ret(e))),
         Policy::Kill => f.push(stmt(BPF_RET_K, libc::SECCOMP_RET_KILL_PROCESS)),
         Policy::FakeAvailableProbe => f.extend(einval_for_flag(PROBE_FLAG)),
-        Policy::RejectTaskRecords => f.extend(einval_for_flag(INFO_FLAG)),
+        Policy::RejectTaskRecords => f.extend([
+            // The number is still loaded.
+            jump(BPF_JMP_JEQ_K, u32::from(NR_PIDMAP_INFO), 1, 0),
+            stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
+            stmt(BPF_RET_K, errno_ret(libc::EINVAL)),
+        ]),
     }
     f
 }
@@ -527,15 +529,25 @@ fn filter_shape() {
     // Jump offsets are relative to the next instruction.
     let f = filter(Policy::Errno(libc::EPERM));
     let target = |i: usize| i + 1 + usize::from(f[i].jt);
-    assert_eq!(f[target(4)].k, errno_ret(libc::EPERM));
-    assert_eq!(f[target(5)].k, errno_ret(libc::EPERM));
-    assert_eq!(f[6].k, libc::SECCOMP_RET_ALLOW);
+    for i in [4, 5, 6] {
+        assert_eq!(f[target(i)].k, errno_ret(libc::EPERM), "{i}");
+    }
+    assert_eq!(
+        [f[4].k, f[5].k, f[6].k],
+        [
+            u32::from(NR_PIDMAP),
+            u32::from(NR_PIDMAP_INFO),
+            u32::from(NR_FDMAP)
+        ]
+    );
+    assert_eq!(f[7].k, libc::SECCOMP_RET_ALLOW);
     assert_eq!(f[target(1)].k, DATA_NR);
     let g = filter(Policy::FakeAvailableProbe);
     assert_eq!(g[target(4)].k, DATA_ARG3_LO);
-    assert_eq!(g[8 + 1 + usize::from(g[8].jt)].k, errno_ret(libc::EINVAL));
-    assert_eq!(g[9].k, libc::SECCOMP_RET_ALLOW);
+    assert_eq!(g[9 + 1 + usize::from(g[9].jt)].k, errno_ret(libc::EINVAL));
+    assert_eq!(g[10].k, libc::SECCOMP_RET_ALLOW);
     let r = filter(Policy::RejectTaskRecords);
-    assert_eq!(r[8].k, INFO_FLAG);
+    assert_eq!(r[8].k, u32::from(NR_PIDMAP_INFO));
     assert_eq!(r[8 + 1 + usize::from(r[8].jt)].k, errno_ret(libc::EINVAL));
+    assert_eq!(r[9].k, libc::SECCOMP_RET_ALLOW);
 }

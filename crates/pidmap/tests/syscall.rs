@@ -1,6 +1,7 @@
 //! The syscall backend must return exactly what the /proc backend returns,
-//! in every mode, and the raw v2 ABI (request structs, pidfd targets, the
-//! procfs view) must behave as docs/ABI.md says. On a kernel without
+//! in every mode, and the raw v3 ABI (request structs, pidfd targets, the
+//! cursors, the procfs view, the records) must behave as the uapi headers
+//! and man pages of the series say. On a kernel without
 //! pidmap(2) these tests skip with a note, unless `PIDMAP_REQUIRE_SYSCALL=1`
 //! (set by the QEMU guest runner), in which case they fail.
 //!
@@ -243,35 +244,95 @@ fn iterator_batches_across_syscalls() {
     assert!(parked.tids.iter().all(|t| got.binary_search(t).is_ok()));
 }
 
-/// `struct pidmap_req` / `struct fdmap_req`, written out here from
-/// docs/ABI.md rather than taken from the crate.
-#[repr(C)]
+/// `struct pidmap_req` (v3, 40 bytes), written out here from the uapi
+/// header rather than taken from the crate.
 #[derive(Clone, Copy, Default)]
 struct Req {
     size: u32,
-    start: i32,
-    target: i32,
-    fourth: i32,
+    scope: u32,
+    last_id: u64,
+    pidfd: i32,
+    procfs_fd: i32,
+    filter: u32,
+    info_size: u32,
+    info_mask: u64,
 }
 
-/// The numbers the series wires on the test architectures (x86_64, i386, arm64).
-const NR_PIDMAP_I: i64 = 473;
-const NR_FDMAP_I: i64 = 474;
-const PROC: u32 = 0x01;
-const TASKS: u32 = 0x04;
-const TARGET_PIDFD: u32 = 0x200;
-const PROCFS: u32 = 0x400;
-const FD_TARGET_PIDFD: u32 = 0x01;
+impl Req {
+    fn bytes(&self) -> Vec<u8> {
+        [
+            &self.size.to_ne_bytes()[..],
+            &self.scope.to_ne_bytes(),
+            &self.last_id.to_ne_bytes(),
+            &self.pidfd.to_ne_bytes(),
+            &self.procfs_fd.to_ne_bytes(),
+            &self.filter.to_ne_bytes(),
+            &self.info_size.to_ne_bytes(),
+            &self.info_mask.to_ne_bytes(),
+        ]
+        .concat()
+    }
+}
 
-fn raw(nr: i64, req: &[u8], buf: &mut [i32], flags: u32) -> Result<usize, i32> {
-    let count = u32::try_from(buf.len()).unwrap();
-    // SAFETY: `req` is readable for its length, `buf` writable for `count`.
+/// `struct fdmap_req` (v3, 24 bytes).
+#[derive(Clone, Copy, Default)]
+struct FdReq {
+    size: u32,
+    pidfd: i32,
+    first_fd: u32,
+    view: u32,
+    procfs_fd: i32,
+    reserved: u32,
+}
+
+impl FdReq {
+    fn bytes(&self) -> Vec<u8> {
+        [
+            self.size.to_ne_bytes(),
+            self.pidfd.to_ne_bytes(),
+            self.first_fd.to_ne_bytes(),
+            self.view.to_ne_bytes(),
+            self.procfs_fd.to_ne_bytes(),
+            self.reserved.to_ne_bytes(),
+        ]
+        .concat()
+    }
+}
+
+/// The numbers the series wires on the test architectures (x86_64, i386,
+/// arm64).
+const NR_PIDMAP_I: i64 = 473;
+const NR_PIDMAP_INFO_I: i64 = 474;
+const NR_FDMAP_I: i64 = 475;
+const SCOPE_PROCS: u32 = 0;
+const SCOPE_THREADS: u32 = 2;
+const VIEW_PROCFS: u32 = 1 << 1;
+const FD_VIEW_PROCFS: u32 = 1 << 0;
+const SELF_THREAD: i32 = -10000;
+const SELF_THREAD_GROUP: i32 = -10001;
+/// `sizeof(struct pidmap_info)`, `PIDMAP_INFO_SIZE_VER0`.
+const INFO_SIZE: usize = 168;
+/// Every `PIDMAP_INFO_*` field bit, and the supported-mask request.
+const INFO_ALL: u64 = 0x7ff;
+const INFO_SUPPORTED_MASK: u64 = 1 << 63;
+
+/// One call: `buf` is `nr` elements of `elem` bytes.
+fn raw_call(
+    nr_call: i64,
+    req: &[u8],
+    buf: &mut [u8],
+    elem: usize,
+    flags: u32,
+) -> Result<usize, i32> {
+    let count = buf.len() / elem;
+    // SAFETY: `req` is readable for its length, `buf` writable for `count`
+    // elements of `elem` bytes, the call's element size.
     let r = unsafe {
         libc::syscall(
-            libc::c_long::try_from(nr).unwrap(),
+            libc::c_long::try_from(nr_call).unwrap(),
             req.as_ptr(),
             buf.as_mut_ptr(),
-            libc::c_ulong::from(count),
+            libc::size_t::from(count),
             libc::c_ulong::from(flags),
         )
     };
@@ -282,166 +343,460 @@ fn raw(nr: i64, req: &[u8], buf: &mut [i32], flags: u32) -> Result<usize, i32> {
     }
 }
 
-fn bytes(r: &Req) -> Vec<u8> {
-    [
-        r.size.to_ne_bytes(),
-        r.start.to_ne_bytes(),
-        r.target.to_ne_bytes(),
-        r.fourth.to_ne_bytes(),
-    ]
-    .concat()
+fn pidmap_raw(r: Req, ids: &mut [u32]) -> Result<usize, i32> {
+    let mut bytes: Vec<u8> = vec![0; ids.len() * 4];
+    let n = raw_call(NR_PIDMAP_I, &r.bytes(), &mut bytes, 4, 0)?;
+    for (i, c) in bytes.chunks_exact(4).enumerate() {
+        ids[i] = u32::from_ne_bytes(c.try_into().unwrap());
+    }
+    Ok(n)
 }
 
-fn pidmap_raw(r: Req, buf: &mut [i32], flags: u32) -> Result<usize, i32> {
-    raw(NR_PIDMAP_I, &bytes(&r), buf, flags)
+fn fdmap_raw(r: FdReq, fds: &mut [i32]) -> Result<usize, i32> {
+    let mut bytes: Vec<u8> = vec![0; fds.len() * 4];
+    let n = raw_call(NR_FDMAP_I, &r.bytes(), &mut bytes, 4, 0)?;
+    for (i, c) in bytes.chunks_exact(4).enumerate() {
+        fds[i] = i32::from_ne_bytes(c.try_into().unwrap());
+    }
+    Ok(n)
 }
 
-fn fdmap_raw(r: Req, buf: &mut [i32], flags: u32) -> Result<usize, i32> {
-    raw(NR_FDMAP_I, &bytes(&r), buf, flags)
+/// Records of `info_size` bytes each, as raw bytes.
+fn info_raw(r: Req, count: usize) -> Result<Vec<Vec<u8>>, i32> {
+    let size = usize::try_from(r.info_size).unwrap().max(1);
+    let mut bytes: Vec<u8> = vec![0xa5; count * size];
+    let n = raw_call(NR_PIDMAP_INFO_I, &r.bytes(), &mut bytes, size, 0)?;
+    Ok(bytes
+        .chunks_exact(size)
+        .take(n)
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    u64::from_ne_bytes(b[off..off + 8].try_into().unwrap())
+}
+
+fn i32_at(b: &[u8], off: usize) -> i32 {
+    i32::from_ne_bytes(b[off..off + 4].try_into().unwrap())
 }
 
 #[test]
-fn raw_v2_abi_errors() {
+fn raw_v3_abi_errors() {
     if !gate(
         pidmap::kernel_support(),
         syscall_required(),
-        "raw_v2_abi_errors",
+        "raw_v3_abi_errors",
     ) {
         return;
     }
-    let mut b = [0i32; 8];
+    let mut b = [0u32; 8];
     let ok = Req {
-        size: 16,
+        size: 40,
+        scope: SCOPE_PROCS,
         ..Req::default()
     };
     let e = |r: Result<usize, i32>| r.err();
+    // The flags argument must be 0.
     assert_eq!(
-        e(pidmap_raw(ok, &mut b, PROC | 0x8000)),
+        e(raw_call(NR_PIDMAP_I, &ok.bytes(), &mut [0; 32], 4, 1)),
         Some(libc::EINVAL),
-        "unknown flag"
+        "flags"
     );
-    assert_eq!(e(pidmap_raw(ok, &mut b, 0)), Some(libc::EINVAL), "no mode");
     assert_eq!(
-        e(pidmap_raw(ok, &mut b, PROC | TASKS)),
+        e(raw_call(
+            NR_FDMAP_I,
+            &FdReq {
+                size: 24,
+                ..FdReq::default()
+            }
+            .bytes(),
+            &mut [0; 32],
+            4,
+            1
+        )),
         Some(libc::EINVAL),
-        "two modes"
+        "fdmap flags"
     );
-    let small = Req { size: 12, ..ok };
+    // A count above 1,000,000: EOVERFLOW, before anything is read.
+    // SAFETY: count is refused before the (NULL) buffer is looked at.
+    let big = unsafe {
+        libc::syscall(
+            libc::c_long::try_from(NR_PIDMAP_I).unwrap(),
+            ok.bytes().as_ptr(),
+            std::ptr::null_mut::<u32>(),
+            libc::size_t::try_from(1_000_001u32).unwrap(),
+            0u32,
+        )
+    };
+    assert_eq!(big, -1);
     assert_eq!(
-        e(pidmap_raw(small, &mut b, PROC)),
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::EOVERFLOW)
+    );
+    assert_eq!(
+        e(pidmap_raw(Req { scope: 4, ..ok }, &mut b)),
+        Some(libc::EINVAL),
+        "scope"
+    );
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                filter: 1 << 5,
+                ..ok
+            },
+            &mut b
+        )),
+        Some(libc::EINVAL),
+        "filter"
+    );
+    assert_eq!(
+        e(pidmap_raw(Req { size: 32, ..ok }, &mut b)),
         Some(libc::EINVAL),
         "size below VER0"
     );
-    let neg = Req { start: -1, ..ok };
     assert_eq!(
-        e(pidmap_raw(neg, &mut b, PROC)),
+        e(pidmap_raw(Req { procfs_fd: 3, ..ok }, &mut b)),
         Some(libc::EINVAL),
-        "start < 0"
-    );
-    let targeted = Req { target: 1, ..ok };
-    assert_eq!(
-        e(pidmap_raw(targeted, &mut b, PROC)),
-        Some(libc::EINVAL),
-        "target with PROC"
-    );
-    let negt = Req { target: -1, ..ok };
-    assert_eq!(
-        e(pidmap_raw(negt, &mut b, TASKS)),
-        Some(libc::EINVAL),
-        "target < 0"
-    );
-    let stray = Req { fourth: 3, ..ok };
-    assert_eq!(
-        e(pidmap_raw(stray, &mut b, PROC)),
-        Some(libc::EINVAL),
-        "procfs_fd without flag"
+        "procfs_fd without the view bit"
     );
     assert_eq!(
-        e(pidmap_raw(ok, &mut b, PROC | TARGET_PIDFD)),
+        e(pidmap_raw(
+            Req {
+                pidfd: SELF_THREAD_GROUP,
+                ..ok
+            },
+            &mut b
+        )),
         Some(libc::EINVAL),
-        "pidfd with PROC"
+        "pidfd with PROCS"
     );
-    // A longer struct than the kernel's 32 bytes (PIDMAP_REQ_SIZE_VER1):
-    // zero tail accepted, non-zero tail E2BIG.
-    let mut long = bytes(&ok);
-    long[0..4].copy_from_slice(&40u32.to_ne_bytes());
-    long.extend_from_slice(&[0; 24]);
-    assert!(raw(NR_PIDMAP_I, &long, &mut b, PROC).is_ok(), "zero tail");
-    long[36] = 1;
     assert_eq!(
-        e(raw(NR_PIDMAP_I, &long, &mut b, PROC)),
+        e(pidmap_raw(
+            Req {
+                info_size: 168,
+                ..ok
+            },
+            &mut b
+        )),
+        Some(libc::EINVAL),
+        "info_size for pidmap(2)"
+    );
+    assert_eq!(
+        e(pidmap_raw(Req { info_mask: 1, ..ok }, &mut b)),
+        Some(libc::EINVAL),
+        "info_mask for pidmap(2)"
+    );
+    // A longer struct than the kernel's 40 bytes: zero tail accepted,
+    // non-zero tail E2BIG.
+    let mut long = ok.bytes();
+    long[0..4].copy_from_slice(&48u32.to_ne_bytes());
+    long.extend_from_slice(&[0; 8]);
+    assert!(
+        raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0).is_ok(),
+        "zero tail"
+    );
+    long[44] = 1;
+    assert_eq!(
+        e(raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0)),
         Some(libc::E2BIG),
         "non-zero tail"
     );
-    // The procfs view: not open is EBADF, not procfs is EINVAL.
+    // The procfs view: not procfs, or not its root, is EINVAL; not open
+    // for reading (O_PATH, closed) is EBADF.
     let file = std::fs::File::open("/").unwrap();
-    let notproc = Req {
-        fourth: file.as_raw_fd(),
+    let view = |fd: i32| Req {
+        procfs_fd: fd,
+        filter: VIEW_PROCFS,
         ..ok
     };
     assert_eq!(
-        e(pidmap_raw(notproc, &mut b, PROC | PROCFS)),
+        e(pidmap_raw(view(file.as_raw_fd()), &mut b)),
         Some(libc::EINVAL),
         "not procfs"
     );
-    let closed = Req {
-        fourth: 999_999,
-        ..ok
-    };
+    let sub = std::fs::File::open("/proc/self").unwrap();
     assert_eq!(
-        e(pidmap_raw(closed, &mut b, PROC | PROCFS)),
+        e(pidmap_raw(view(sub.as_raw_fd()), &mut b)),
+        Some(libc::EINVAL),
+        "not the root"
+    );
+    assert_eq!(
+        e(pidmap_raw(view(999_999), &mut b)),
         Some(libc::EBADF),
         "closed fd"
     );
+    let opath = rustix::fs::open(
+        "/proc",
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+        rustix::fs::Mode::empty(),
+    )
+    .unwrap();
+    assert_eq!(
+        e(pidmap_raw(view(opath.as_raw_fd()), &mut b)),
+        Some(libc::EBADF),
+        "O_PATH view"
+    );
     let proc = std::fs::File::open("/proc").unwrap();
-    let view = Req {
-        fourth: proc.as_raw_fd(),
-        ..ok
-    };
-    assert!(pidmap_raw(view, &mut b, PROC | PROCFS).unwrap() > 0);
-    // Targets.
-    assert_eq!(pidmap_raw(ok, &mut [], TASKS), Ok(0), "count 0");
-    assert!(pidmap_raw(ok, &mut b, TASKS).unwrap() >= 1);
-    let gone = Req {
-        target: NO_SUCH_PID.as_raw(),
-        ..ok
-    };
-    assert_eq!(e(pidmap_raw(gone, &mut b, TASKS)), Some(libc::ESRCH));
-    let notpidfd = Req {
-        target: file.as_raw_fd(),
+    assert!(pidmap_raw(view(proc.as_raw_fd()), &mut b).unwrap() > 0);
+    // Targets: pidfds only.
+    let threads = Req {
+        scope: SCOPE_THREADS,
         ..ok
     };
     assert_eq!(
-        e(pidmap_raw(notpidfd, &mut b, TASKS | TARGET_PIDFD)),
-        Some(libc::EINVAL)
+        pidmap_raw(
+            Req {
+                pidfd: SELF_THREAD_GROUP,
+                ..threads
+            },
+            &mut []
+        ),
+        Ok(0),
+        "count 0"
+    );
+    let me = u32::try_from(Pid::this_process().as_raw()).unwrap();
+    let n = pidmap_raw(
+        Req {
+            pidfd: SELF_THREAD_GROUP,
+            ..threads
+        },
+        &mut b,
+    )
+    .unwrap();
+    assert!(b[..n].contains(&me) || n == b.len());
+    let n = pidmap_raw(
+        Req {
+            pidfd: SELF_THREAD,
+            ..threads
+        },
+        &mut b,
+    )
+    .unwrap();
+    assert!(b[..n].contains(&me) || n == b.len());
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                pidfd: file.as_raw_fd(),
+                ..threads
+            },
+            &mut b
+        )),
+        Some(libc::EBADF),
+        "not a pidfd"
     );
     assert_eq!(
-        e(fdmap_raw(notpidfd, &mut b, FD_TARGET_PIDFD)),
-        Some(libc::EINVAL)
+        e(pidmap_raw(
+            Req {
+                pidfd: 999_999,
+                ..threads
+            },
+            &mut b
+        )),
+        Some(libc::EBADF),
+        "closed pidfd"
     );
-    let badfd = Req {
-        target: 999_999,
-        ..ok
+    let fam = Family::spawn(0);
+    let gone = Target::open_pidfd(fam.child).unwrap();
+    drop(fam);
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                pidfd: gone.as_raw_fd(),
+                ..threads
+            },
+            &mut b
+        )),
+        Some(libc::ESRCH),
+        "reaped"
+    );
+    // fdmap: __reserved must be 0, unknown view bits and a stray
+    // procfs_fd are EINVAL, a non-pidfd EBADF.
+    let fok = FdReq {
+        size: 24,
+        pidfd: SELF_THREAD_GROUP,
+        ..FdReq::default()
     };
+    let mut fds = [0i32; 8];
     assert_eq!(
-        e(pidmap_raw(badfd, &mut b, TASKS | TARGET_PIDFD)),
-        Some(libc::EBADF)
-    );
-    // fdmap: __reserved must be 0; unknown flags are EINVAL.
-    assert_eq!(
-        e(fdmap_raw(stray, &mut b, 0)),
+        e(fdmap_raw(FdReq { reserved: 1, ..fok }, &mut fds)),
         Some(libc::EINVAL),
         "__reserved"
     );
-    assert_eq!(e(fdmap_raw(ok, &mut b, 0x80)), Some(libc::EINVAL));
-    assert_eq!(fdmap_raw(ok, &mut [], 0), Ok(0));
+    assert_eq!(
+        e(fdmap_raw(FdReq { view: 2, ..fok }, &mut fds)),
+        Some(libc::EINVAL),
+        "view bit"
+    );
+    assert_eq!(
+        e(fdmap_raw(
+            FdReq {
+                procfs_fd: 3,
+                ..fok
+            },
+            &mut fds
+        )),
+        Some(libc::EINVAL),
+        "procfs_fd without view"
+    );
+    assert_eq!(
+        e(fdmap_raw(
+            FdReq {
+                pidfd: file.as_raw_fd(),
+                ..fok
+            },
+            &mut fds
+        )),
+        Some(libc::EBADF),
+        "not a pidfd"
+    );
+    assert_eq!(fdmap_raw(fok, &mut []), Ok(0));
     let pidfd = Target::open_pidfd(Pid::this_process()).unwrap();
-    let by_pidfd = Req {
-        target: pidfd.as_raw_fd(),
-        ..ok
+    let by_pidfd = FdReq {
+        pidfd: pidfd.as_raw_fd(),
+        view: FD_VIEW_PROCFS,
+        procfs_fd: proc.as_raw_fd(),
+        ..fok
     };
-    let n = fdmap_raw(by_pidfd, &mut b, FD_TARGET_PIDFD).unwrap();
-    assert!(b[..n].contains(&0) || n == b.len());
+    let n = fdmap_raw(by_pidfd, &mut fds).unwrap();
+    assert!(fds[..n].contains(&0) || n == fds.len());
+    // The fd cursor is inclusive.
+    let fd = proc.as_raw_fd();
+    let from = FdReq {
+        first_fd: u32::try_from(fd).unwrap(),
+        pidfd: SELF_THREAD,
+        ..fok
+    };
+    assert!(fdmap_raw(from, &mut fds).unwrap() >= 1);
+    assert_eq!(fds[0], fd, "first_fd is inclusive");
+}
+
+#[test]
+fn raw_v3_cursor_and_records() {
+    if !gate(
+        pidmap::kernel_support(),
+        syscall_required(),
+        "raw_v3_cursor_and_records",
+    ) {
+        return;
+    }
+    let parked = ParkedThreads::spawn(4);
+    let threads = Req {
+        size: 40,
+        scope: SCOPE_THREADS,
+        pidfd: SELF_THREAD_GROUP,
+        ..Req::default()
+    };
+    let mut all = [0u32; 64];
+    let n = pidmap_raw(threads, &mut all).unwrap();
+    assert!(n >= 5, "{n} threads");
+    // The cursor is exclusive: after ids[1], the next is ids[2].
+    let mut b = [0u32; 2];
+    let after = Req {
+        last_id: u64::from(all[1]),
+        ..threads
+    };
+    assert_eq!(pidmap_raw(after, &mut b), Ok(2));
+    assert_eq!(b, [all[2], all[3]]);
+    // last_id 0 is the start; the last id gives nothing.
+    let last = Req {
+        last_id: u64::from(all[n - 1]),
+        ..threads
+    };
+    assert_eq!(pidmap_raw(last, &mut b), Ok(0));
+    drop(parked);
+
+    // pidmap_info(2): info_size checks.
+    let info = Req {
+        info_size: 168,
+        info_mask: INFO_ALL | INFO_SUPPORTED_MASK,
+        ..threads
+    };
+    let e = |r: Result<Vec<Vec<u8>>, i32>| r.err();
+    assert_eq!(
+        e(info_raw(
+            Req {
+                info_size: 160,
+                ..info
+            },
+            1
+        )),
+        Some(libc::EINVAL),
+        "below VER0"
+    );
+    assert_eq!(
+        e(info_raw(
+            Req {
+                info_size: 172,
+                ..info
+            },
+            1
+        )),
+        Some(libc::EINVAL),
+        "not a multiple of 8"
+    );
+    assert_eq!(
+        e(info_raw(
+            Req {
+                info_size: 8192,
+                ..info
+            },
+            1
+        )),
+        Some(libc::E2BIG),
+        "above a page"
+    );
+    // Our own record: the ids, the supported mask, the pidfs id of a
+    // pidfd of us, and a longer record's tail zeroed.
+    let me = Pid::this_process().as_raw();
+    let pidfd = Target::open_pidfd(Pid::this_process()).unwrap();
+    let ino = rustix::fs::fstat(&pidfd).unwrap().st_ino;
+    let recs = info_raw(
+        Req {
+            info_size: 176,
+            last_id: u64::try_from(me - 1).unwrap(),
+            ..info
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!((i32_at(r, 24), i32_at(r, 28)), (me, me), "tid, tgid");
+    assert_eq!(u64_at(r, 0), INFO_ALL | INFO_SUPPORTED_MASK, "mask");
+    assert_eq!(
+        u64_at(r, 8),
+        INFO_ALL | INFO_SUPPORTED_MASK,
+        "supported_mask"
+    );
+    assert_eq!(u64_at(r, 16), ino, "pidfs_id is the pidfd's st_ino");
+    assert_eq!(
+        &r[INFO_SIZE..],
+        &[0; 8],
+        "the tail beyond the kernel's struct"
+    );
+    // comm (offset 104, 64 bytes) is the name stat shows.
+    let comm = std::fs::read("/proc/self/comm").unwrap();
+    let comm = comm.strip_suffix(b"\n").unwrap_or(&comm);
+    let len = r[104..168].iter().position(|&c| c == 0).unwrap();
+    assert_eq!(&r[104..104 + len], comm);
+    assert!(matches!(r[96], b'R' | b'S'), "state {}", r[96]);
+    // Without the supported-mask bit: no supported_mask.
+    let recs = info_raw(
+        Req {
+            info_size: 168,
+            info_mask: 0,
+            last_id: u64::try_from(me - 1).unwrap(),
+            ..info
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        (u64_at(&recs[0], 0), u64_at(&recs[0], 8)),
+        (1, 0),
+        "ID only"
+    );
 }
 
 /// The view: a procfs mounted with `hidepid=invisible` in a private mount

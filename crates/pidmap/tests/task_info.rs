@@ -11,7 +11,7 @@ mod support;
 
 use std::time::Duration;
 
-use pidmap::{ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskInfo};
+use pidmap::{ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskFlags, TaskInfo};
 use support::*;
 
 /// What /proc says about one task, read with std and parsed here.
@@ -21,12 +21,15 @@ struct Reference {
     ppid: i32,
     state: u8,
     comm: Vec<u8>,
-    flags: u32,
+    /// `PIDMAP_TASK_*` bits of the `PF_*` flags of field 9.
+    task_flags: u32,
+    /// `PF_KTHREAD` in field 9.
+    kthread: bool,
     utime: u64,
     stime: u64,
-    /// `None` under any policy but SCHED_OTHER and SCHED_BATCH (ps shows
-    /// `-`).
-    nice: Option<i32>,
+    nice: i32,
+    priority: i32,
+    policy: u32,
     num_threads: u32,
     start: u64,
     /// VmRSS in pages (0 without a VmRSS line).
@@ -64,15 +67,13 @@ impl Reference {
             ppid: field(4).parse().ok()?,
             state: field(3).as_bytes()[0],
             comm: stat[open + 1..close].to_vec(),
-            flags: field(9).parse().ok()?,
+            task_flags: task_flags(field(9).parse().ok()?),
+            kthread: field(9).parse::<u64>().ok()? & 0x0020_0000 != 0,
             utime: field(14).parse().ok()?,
             stime: field(15).parse().ok()?,
-            // Field 41, the policy: ps shows a nice value only under
-            // SCHED_OTHER (0) and SCHED_BATCH (3).
-            nice: match field(41) {
-                "0" | "3" => Some(field(19).parse().ok()?),
-                _ => None,
-            },
+            priority: field(18).parse().ok()?,
+            nice: field(19).parse().ok()?,
+            policy: field(41).parse().ok()?,
             num_threads: field(20).parse().ok()?,
             start: field(22).parse().ok()?,
             rss: match line("VmRSS:").first() {
@@ -90,13 +91,25 @@ impl Reference {
         self.ppid == after.ppid
             && self.state == after.state
             && self.comm == after.comm
-            && self.flags == after.flags
+            && self.task_flags == after.task_flags
             && self.nice == after.nice
+            && self.priority == after.priority
+            && self.policy == after.policy
             && self.num_threads == after.num_threads
             && self.rss == after.rss
             && self.ruid == after.ruid
             && self.euid == after.euid
     }
+}
+
+/// The uapi's `PIDMAP_TASK_*` bits of `PF_*` flags (include/linux/sched.h:
+/// PF_KTHREAD, PF_USER_WORKER, PF_EXITING, PF_FORKNOEXEC), written out
+/// here.
+fn task_flags(pf: u64) -> u32 {
+    [(0x0020_0000, 1), (0x4000, 2), (0x4, 4), (0x40, 8)]
+        .iter()
+        .filter(|(bit, _)| pf & bit != 0)
+        .fold(0, |acc, (_, f)| acc | f)
 }
 
 /// The page size in KiB, asked of libc.
@@ -153,8 +166,20 @@ fn matches(info: &TaskInfo, before: &Reference, after: &Reference) -> Result<(),
         s(&info.comm.map(|c| c.as_bytes().to_vec())),
         s(&Some(before.comm.clone())),
     )?;
-    want("flags", s(&info.flags), s(&Some(before.flags)))?;
-    want("nice", s(&info.nice), s(&before.nice))?;
+    want(
+        "flags",
+        s(&info.flags.map(TaskFlags::bits)),
+        s(&Some(before.task_flags)),
+    )?;
+    want(
+        "sched",
+        s(&(info.nice, info.priority, info.policy)),
+        s(&(
+            Some(before.nice),
+            Some(before.priority),
+            Some(before.policy),
+        )),
+    )?;
     want(
         "num_threads",
         s(&info.num_threads),
@@ -181,7 +206,7 @@ fn matches(info: &TaskInfo, before: &Reference, after: &Reference) -> Result<(),
             info.tid, before.utime, before.stime, after.utime, after.stime
         ));
     }
-    if info.is_kernel_thread() != Some(before.flags & 0x0020_0000 != 0) {
+    if info.is_kernel_thread() != Some(before.kthread) {
         return Err(format!("tid {}: is_kernel_thread", info.tid));
     }
     Ok(())
@@ -237,13 +262,13 @@ fn backends(test: &str) -> Vec<(&'static str, Pidmap)> {
             assert_eq!(
                 via.as_ref().ok(),
                 Some(&ActiveBackend::Syscall),
-                "{test}: {REQUIRE_ENV}=1 but the kernel has no PIDMAP_INFO: {via:?}"
+                "{test}: {REQUIRE_ENV}=1 but the kernel has no pidmap_info(2): {via:?}"
             );
         }
         match via {
             Ok(ActiveBackend::Syscall) => v.push(("syscall", pm)),
             other => note(&format!(
-                "{test}: no PIDMAP_INFO ({other:?}); syscall records skipped"
+                "{test}: no pidmap_info(2) ({other:?}); syscall records skipped"
             )),
         }
     }
@@ -420,8 +445,8 @@ fn process_records_hold_the_group_totals() {
     }
 }
 
-/// Under a real-time policy the nice value means nothing: `None`, where
-/// `ps` shows `-`.
+/// Under a real-time policy the nice value means nothing: the record says
+/// so through its policy ([`TaskInfo::nice_applies`]), where `ps` shows `-`.
 #[test]
 fn real_time_tasks_have_no_nice_value() {
     let fam = Family::spawn(1);
@@ -436,11 +461,15 @@ fn real_time_tasks_have_no_nice_value() {
     }
     each_listing_with_nice(fam.child, |q, infos| {
         let rec = infos.iter().find(|i| i.tid == g).expect("the grandchild");
-        assert_eq!(rec.nice, None, "{q:?}: {rec:?}");
+        assert_eq!(rec.nice_applies(), Some(false), "{q:?}: {rec:?}");
+        assert_eq!(rec.policy, Some(libc::SCHED_FIFO.unsigned_abs()), "{q:?}");
+        // stat's priority of a SCHED_FIFO task at 1: -2.
+        assert_eq!(rec.priority, Some(-2), "{q:?}: {rec:?}");
         assert!(rec.state.is_some(), "{q:?}: {rec:?}");
-        // An ordinary task keeps its nice value.
+        // An ordinary task's nice value applies.
         let child = infos.iter().find(|i| i.tid == fam.child);
         if let Some(c) = child {
+            assert_eq!(c.nice_applies(), Some(true), "{q:?}: {c:?}");
             assert!(c.nice.is_some(), "{q:?}: {c:?}");
         }
     });
@@ -450,16 +479,17 @@ fn real_time_tasks_have_no_nice_value() {
 /// family (processes, all tasks, `child`'s children), each given to
 /// `check` with its query.
 fn each_listing_with_nice(child: Pid, mut check: impl FnMut(Query<'_>, &[TaskInfo])) {
-    let mut pm = procfs_backend();
-    for q in [
-        Query::processes(),
-        Query::all_tasks(),
-        Query::children(child),
-    ] {
-        let mut infos = Vec::new();
-        pm.fill_info(q, InfoFields::NICE | InfoFields::STATE, &mut infos)
-            .unwrap();
-        check(q, &infos);
+    for (_, mut pm) in backends("each_listing_with_nice") {
+        for q in [
+            Query::processes(),
+            Query::all_tasks(),
+            Query::children(child),
+        ] {
+            let mut infos = Vec::new();
+            pm.fill_info(q, InfoFields::NICE | InfoFields::STATE, &mut infos)
+                .unwrap();
+            check(q, &infos);
+        }
     }
 }
 
@@ -482,8 +512,18 @@ fn idle_tasks_have_no_nice_value_batch_tasks_do() {
     }
     each_listing_with_nice(fam.child, |q, infos| {
         let find = |tid| infos.iter().find(|i| i.tid == tid).expect("a grandchild");
-        assert_eq!(find(idle).nice, None, "{q:?}: {:?}", find(idle));
-        // Inherited from us: not 0 under `nice -n 10`.
+        assert_eq!(
+            find(idle).nice_applies(),
+            Some(false),
+            "{q:?}: {:?}",
+            find(idle)
+        );
+        assert_eq!(
+            find(batch).nice_applies(),
+            Some(true),
+            "{q:?}: {:?}",
+            find(batch)
+        );
         assert!(find(batch).nice.is_some(), "{q:?}: {:?}", find(batch));
     });
 }

@@ -10,14 +10,13 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::time::Duration;
 
 use super::kept::{KeptFiles, TaskFile};
 use super::path::{Base, ProcPath};
 use super::task_files::{Read, TaskFiles};
 use super::{Fallback, Listed};
 use crate::error::{Error, Result};
-use crate::info::{Comm, InfoFields, TaskInfo, TaskState};
+use crate::info::{ticks, Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Listing, Query};
@@ -209,7 +208,7 @@ fn read_task(
         info.comm = Some(Comm::new(stat.comm));
     }
     // Always read, for `without_kthreads`; cleared below unless wanted.
-    info.flags = u32::try_from(stat.flags).ok();
+    info.flags = Some(TaskFlags::from_pf_flags(stat.flags));
     if let Some(c) = stat.counters {
         fill_counters(&mut info, &c, fields);
     }
@@ -288,8 +287,10 @@ fn fill_counters(info: &mut TaskInfo, c: &StatCounters, fields: InfoFields) {
     if want(InfoFields::RSS) {
         info.rss_pages = Some(c.rss_pages);
     }
-    if want(InfoFields::NICE) && c.has_nice() {
+    if want(InfoFields::SCHED) {
         info.nice = Some(c.nice);
+        info.priority = Some(c.priority);
+        info.policy = c.policy;
     }
     if want(InfoFields::NUM_THREADS) {
         info.num_threads = Some(c.num_threads);
@@ -313,12 +314,6 @@ fn kib_to_pages(kib: u64) -> u64 {
         .unwrap_or(4)
         .max(1);
     kib / page_kib
-}
-
-/// Clock ticks (`USER_HZ`) as a duration.
-fn ticks(n: u64) -> Duration {
-    let hz = rustix::param::clock_ticks_per_second().max(1);
-    Duration::from_secs(n / hz) + Duration::from_nanos((n % hz) * 1_000_000_000 / hz)
 }
 
 #[cfg(test)]

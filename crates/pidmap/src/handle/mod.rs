@@ -14,7 +14,7 @@ use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Query};
 use crate::sys;
-use crate::target::Target;
+use crate::target::{Target, TargetFd};
 use crate::RawId;
 
 /// The default proc root.
@@ -301,45 +301,72 @@ impl Pidmap {
         Ok(root)
     }
 
-    /// The pidmap(2) request for `q` from `start`, with this handle's
-    /// procfs view.
-    fn pidmap_req(&self, q: Query<'_>, start: i32) -> Result<(sys::PidmapReq, u32)> {
-        let (target, flags) = Enumeration::pidmap_args(q)?;
-        let (procfs_fd, view) = match &self.root {
-            Some(root) => (root.fd().as_raw_fd(), sys::PIDMAP_PROCFS),
-            None => (0, 0),
-        };
-        let req = sys::PidmapReq {
-            size: sys::req_size::<sys::PidmapReq>(),
-            start,
-            target,
-            procfs_fd,
-            ..sys::PidmapReq::default()
-        };
-        Ok((req, flags | view))
+    /// The procfs view of a request: the proc root's fd (opened
+    /// `O_RDONLY | O_DIRECTORY`, never `O_PATH`, which the kernel refuses)
+    /// and whether there is one.
+    fn view(&self) -> (i32, bool) {
+        match &self.root {
+            Some(root) => (root.fd().as_raw_fd(), true),
+            None => (0, false),
+        }
     }
 
-    /// One syscall: `Ok(n)`, or `Err(errno)`.
+    /// The pidfd argument for `what`'s target: opened here for a pid, once
+    /// per listing; `None`-like 0 for the untargeted listings.
+    fn target_fd<'t>(what: Enumeration<'t>) -> Result<TargetFd<'t>> {
+        match what {
+            Enumeration::Ids(q) if !Enumeration::targeted(q) => Ok(TargetFd::Raw(0)),
+            Enumeration::Ids(q) => q.target().pidfd(false),
+            Enumeration::Fds(t) => t.pidfd(true),
+        }
+    }
+
+    /// The pidmap(2)/pidmap_info(2) request for `q` after `last_id`, with
+    /// this handle's procfs view and the target's pidfd.
+    fn pidmap_req(&self, q: Query<'_>, pidfd: i32, last_id: u64) -> Result<sys::PidmapReq> {
+        let (scope, filter) = Enumeration::pidmap_args(q)?;
+        let (procfs_fd, view) = self.view();
+        let view = if view { sys::PIDMAP_VIEW_PROCFS } else { 0 };
+        Ok(sys::PidmapReq {
+            size: sys::req_size::<sys::PidmapReq>(),
+            scope,
+            last_id,
+            pidfd,
+            procfs_fd,
+            filter: filter | view,
+            ..sys::PidmapReq::default()
+        })
+    }
+
+    /// One syscall from the inclusive cursor `start`: `Ok(n)`, or
+    /// `Err(errno)`. pidmap(2)'s cursor is the last id returned, so ids
+    /// from `start` are those after `start - 1` (0: from the start; no id
+    /// is 0); fdmap(2)'s is the first fd, inclusive.
     fn syscall(
         &self,
         what: Enumeration<'_>,
+        pidfd: i32,
         start: i32,
         buf: &mut [i32],
     ) -> Result<Result<u64, i32>> {
+        let start = u32::try_from(start)
+            .map_err(|_| Error::InvalidArgument("start must not be negative"))?;
         Ok(match what {
             Enumeration::Ids(q) => {
-                let (req, flags) = self.pidmap_req(q, start)?;
-                sys::list_ids(&req, buf, flags)
+                let req = self.pidmap_req(q, pidfd, last_id(start))?;
+                sys::list_ids(&req, bytemuck::cast_slice_mut(buf))
             }
-            Enumeration::Fds(t) => {
-                let (target, flags) = Enumeration::fdmap_args(t)?;
+            Enumeration::Fds(_) => {
+                let (procfs_fd, view) = self.view();
                 let req = sys::FdmapReq {
                     size: sys::req_size::<sys::FdmapReq>(),
-                    start,
-                    target,
+                    pidfd,
+                    first_fd: start,
+                    view: if view { sys::FDMAP_VIEW_PROCFS } else { 0 },
+                    procfs_fd,
                     reserved: 0,
                 };
-                sys::list_fds(&req, buf, flags)
+                sys::list_fds(&req, buf)
             }
         })
     }
@@ -374,7 +401,7 @@ impl Pidmap {
                 return Ok(true);
             }
         }
-        Err(Error::from_errno(errno, what.what(), what.target_id()))
+        Err(syscall_error(what, errno))
     }
 
     /// One chunk of `what` into `buf`, with the syscall's cursor semantics.
@@ -389,8 +416,9 @@ impl Pidmap {
             return Err(Error::InvalidArgument("start must not be negative"));
         }
         if self.detection.active == ActiveBackend::Syscall {
+            let target = Pidmap::target_fd(what)?;
             let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
-            match self.syscall(what, start, raw)? {
+            match self.syscall(what, target.raw(), start, raw)? {
                 Ok(n) => {
                     let n = abi_count(n, raw.len())?;
                     check_chunk(&raw[..n], start)?;
@@ -416,14 +444,21 @@ impl Pidmap {
     ) -> Result<()> {
         what.validate()?;
         if self.detection.active == ActiveBackend::Syscall {
+            // One pidfd for the whole listing: every call names the same
+            // process, even if the pid is reused meanwhile.
+            let target = Pidmap::target_fd(what)?;
+            let pidfd = target.raw();
             let mut failed = None;
-            let r = fill_by_chunks(out, |start, buf| match self.syscall(what, start, buf)? {
-                Ok(n) => Ok(n),
-                Err(errno) => {
-                    failed = Some(errno);
-                    Err(Error::AbiViolation(String::new())) // replaced below
+            let r = fill_by_chunks(out, |start, buf| {
+                match self.syscall(what, pidfd, start, buf)? {
+                    Ok(n) => Ok(n),
+                    Err(errno) => {
+                        failed = Some(errno);
+                        Err(Error::AbiViolation(String::new())) // replaced below
+                    }
                 }
             });
+            drop(target);
             match (r, failed) {
                 (Ok(()), _) => return Ok(()),
                 (Err(_), Some(errno)) => {
@@ -464,6 +499,21 @@ impl Pidmap {
     #[cfg(not(feature = "fallback"))]
     fn procfs<T: RawId>(&mut self, _: Enumeration<'_>, _: i32, _: &mut Vec<T>) -> Result<()> {
         Err(Error::FallbackNotBuilt)
+    }
+}
+
+/// pidmap(2)'s exclusive cursor for the ids `>= start`.
+pub(crate) fn last_id(start: u32) -> u64 {
+    u64::from(start.saturating_sub(1))
+}
+
+/// An errno of a real call as the listing's error. `EBADF` for a pidfd
+/// target is a fd that is not a pidfd (the kernel cannot tell it from a
+/// closed one, and a `BorrowedFd` is open).
+pub(crate) fn syscall_error(what: Enumeration<'_>, errno: i32) -> Error {
+    match (errno, what.target()) {
+        (libc::EBADF, Target::Pidfd(_)) => Error::InvalidArgument("the target fd is not a pidfd"),
+        _ => Error::from_errno(errno, what.what(), what.target_id()),
     }
 }
 

@@ -1,14 +1,14 @@
-//! Task records through a [`Pidmap`]: pidmap(2) with `PIDMAP_INFO`, or
-//! the /proc fallback, for the same queries, cursor and view as the ids.
+//! Task records through a [`Pidmap`]: pidmap_info(2), or the /proc
+//! fallback, for the same queries, cursor and view as the ids.
 
-use super::{abi_count, check_ascending, Pidmap};
+use super::{abi_count, check_ascending, last_id, Pidmap};
 use crate::backend::{task_info_support, ActiveBackend, Backend};
 use crate::error::{Error, Result};
 use crate::info::{InfoFields, TaskInfo};
 use crate::query::{Enumeration, Query};
 use crate::sys;
 
-/// Records per system call: 48 KiB of room (96-byte records), reused by
+/// Records per system call: 84 KiB of room (168-byte records), reused by
 /// the handle. The kernel bounds its own work per section whatever the
 /// count; a larger room only saves calls.
 const RECORD_BATCH: usize = 512;
@@ -92,7 +92,7 @@ impl Pidmap {
     }
 
     /// The backend the records come from: the syscall when this handle
-    /// uses it and the kernel has `PIDMAP_INFO` (probed once per process);
+    /// uses it and the kernel has pidmap_info(2) (probed once per process);
     /// else /proc under [`Backend::Auto`] (a kernel with pidmap(2) but
     /// without records), and [`Error::TaskInfoUnsupported`] for a
     /// [`Backend::Syscall`] handle.
@@ -154,23 +154,34 @@ impl Pidmap {
         // Initialised once and reused: the kernel writes whole records
         // (zero-padded to `info_size`) and only the `n` it returns are read.
         room.resize(RECORD_BATCH, sys::PidmapInfo::default());
+        // One pidfd for the whole listing (see `fill_raw`).
+        let target = Pidmap::target_fd(Enumeration::Ids(query))?;
+        let start_u = u32::try_from(start)
+            .map_err(|_| Error::InvalidArgument("start must not be negative"))?;
+        let mut cursor = last_id(start_u);
         loop {
             let want = max.saturating_sub(out.len()).min(RECORD_BATCH);
             if want == 0 {
                 return Ok(Ok(()));
             }
             let chunk = &mut room[..want];
-            let (mut req, flags) = self.pidmap_req(query, start)?;
+            let mut req = self.pidmap_req(query, target.raw(), cursor)?;
             req.info_mask = fields.bits();
-            let n = match sys::read_records(&req, chunk, flags) {
+            let n = match sys::read_records(&req, chunk) {
                 Ok(n) => abi_count(n, want)?,
                 Err(errno) => return Ok(Err(errno)),
             };
             let records = &chunk[..n];
             check_ascending(records.iter().map(|r| r.tid), start)?;
             out.extend(records.iter().map(|r| TaskInfo::from_record(r, fields)));
-            match records.last().map(|r| r.tid.checked_add(1)) {
-                Some(Some(next)) => start = next,
+            match records
+                .last()
+                .map(|r| (u64::try_from(r.tid), r.tid.checked_add(1)))
+            {
+                Some((Ok(last), Some(next))) => {
+                    cursor = last;
+                    start = next;
+                }
                 _ => return Ok(Ok(())),
             }
         }

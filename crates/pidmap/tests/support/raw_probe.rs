@@ -6,10 +6,12 @@
 
 #![allow(dead_code)]
 
-/// docs/ABI.md: the same numbers on every wired architecture.
+/// The v3 series: the same numbers on every table the tests run with
+/// (x86_64, i386, `scripts/syscall.tbl`).
 pub const NR_PIDMAP: u16 = 473;
-pub const NR_FDMAP: u16 = 474;
-/// The undefined flag bit a probe sets, in the flags argument.
+pub const NR_PIDMAP_INFO: u16 = 474;
+pub const NR_FDMAP: u16 = 475;
+/// A flags argument the calls refuse (v3: flags must be 0).
 pub const PROBE_FLAG: u32 = 0x8000_0000;
 
 /// The calls a probe may make. A closed set, not a number: the same
@@ -30,8 +32,9 @@ impl Call {
     }
 }
 
-/// Make `call` as a probe does: a readable 16-byte request, NULL buffer,
-/// count 0 and the undefined flag bit. A kernel with the call answers
+/// Make `call` as a probe does: a readable, valid request (40 bytes for
+/// pidmap(2), 24 for fdmap(2), sized by its first field), NULL buffer,
+/// count 0 and a non-zero flags argument. A kernel with the call answers
 /// `EINVAL`, one without it `ENOSYS`, a seccomp filter maybe `EPERM`;
 /// `Ok` holds what a call that must fail returned anyway.
 ///
@@ -42,16 +45,21 @@ pub fn probe(call: Call) -> Result<libc::c_long, std::io::Error> {
     if cfg!(not(feature = "series-syscalls")) {
         return Err(std::io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    let req = [16u32, 0, 0, 0];
-    // SAFETY: pidmap(2) and fdmap(2) only read the 16-byte request; the
-    // NULL buffer with count 0 is never written. A kernel without them
-    // (another call at these numbers is not wired anywhere) says ENOSYS.
+    let mut req = [0u32; 10];
+    req[0] = match call {
+        Call::Pidmap => 40,
+        Call::Fdmap => 24,
+    };
+    // SAFETY: pidmap(2) and fdmap(2) only read the request (at most its
+    // 40 bytes); the NULL buffer with count 0 is never written. A kernel
+    // without them says ENOSYS; the numbers are issued only in a build
+    // that opted in to them.
     let r = unsafe {
         libc::syscall(
             libc::c_long::from(call.nr()),
             req.as_ptr(),
             std::ptr::null_mut::<i32>(),
-            libc::c_ulong::from(0u32),
+            libc::size_t::from(0u8),
             libc::c_ulong::from(PROBE_FLAG),
         )
     };
@@ -62,7 +70,9 @@ pub fn probe(call: Call) -> Result<libc::c_long, std::io::Error> {
     }
 }
 
-/// Whether the kernel has pidmap(2): its probe says `EINVAL`.
+/// Whether the kernel has the v3 calls: pidmap(2)'s and fdmap(2)'s probes
+/// say `EINVAL` (a v2 kernel has pidmap(2) at 473, but nothing at 475).
 pub fn kernel_has_pidmap() -> bool {
-    probe(Call::Pidmap).is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+    let einval = |call| probe(call).is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL));
+    einval(Call::Pidmap) && einval(Call::Fdmap)
 }
