@@ -54,7 +54,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// One line for an error.
 pub fn error_line(e: &anyhow::Error) -> String {
     if let Some(PmError::TaskInfoUnsupported) = e.downcast_ref::<PmError>() {
-        return "this kernel's pidmap(2) has no task records (PIDMAP_INFO); \
+        return "this kernel's pidmap_info(2) does not serve task records; \
                 --backend auto reads the columns from /proc instead"
             .into();
     }

@@ -1,6 +1,6 @@
 //! The `--long` rows of task listings, from the crate's task records
-//! (pidmap(2) with `PIDMAP_INFO`, or /proc): the ids and their columns are
-//! one snapshot. Without records (no /proc and no `PIDMAP_INFO`), every id
+//! (pidmap_info(2), or /proc): the ids and their columns are
+//! one snapshot. Without records (no /proc and no pidmap_info(2)), every id
 //! still gets its row, with unknown columns.
 //!
 //! TIME follows `ps -L` (procps 4): a thread's row shows the thread's own

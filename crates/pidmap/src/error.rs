@@ -36,8 +36,8 @@ pub enum Error {
     #[error("the pidmap(2)/fdmap(2) system calls are unavailable: {0}")]
     SyscallUnavailable(KernelSupport),
     /// The syscall backend was required, and the kernel has pidmap(2) but
-    /// not its task records (`PIDMAP_INFO` answered `EINVAL`).
-    #[error("this kernel's pidmap(2) has no task records (PIDMAP_INFO)")]
+    /// pidmap_info(2) refuses its records (`EINVAL`, `E2BIG`).
+    #[error("this kernel's pidmap_info(2) does not serve task records")]
     TaskInfoUnsupported,
     /// The /proc backend was asked for, but this build has no /proc code
     /// (the `fallback` feature is off).

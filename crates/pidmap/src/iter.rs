@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::handle::Pidmap;
 use crate::pid::Pid;
 use crate::query::{Enumeration, Query};
-use crate::target::Target;
+use crate::target::{Target, TargetFd};
 use crate::RawId;
 
 /// Ids fetched per syscall by the iterators.
@@ -32,6 +32,10 @@ impl Handle<'_> {
 struct Ids<'a, T: RawId> {
     pm: Handle<'a>,
     what: Enumeration<'a>,
+    /// The target's pidfd argument, resolved at the first syscall and
+    /// kept: every chunk names the same process, even if a pid target's
+    /// number is reused meanwhile.
+    target: Option<TargetFd<'a>>,
     buf: Vec<T>,
     pos: usize,
     next_start: i32,
@@ -43,6 +47,7 @@ impl<'a, T: RawId> Ids<'a, T> {
         Ids {
             pm,
             what,
+            target: None,
             buf: Vec::new(),
             pos: 0,
             next_start: 0,
@@ -55,8 +60,16 @@ impl<'a, T: RawId> Ids<'a, T> {
         if self.pm.get().active() == ActiveBackend::Syscall {
             self.buf.clear();
             self.buf.resize(BATCH, T::from_raw_id(0));
+            if self.target.is_none() {
+                self.target = Some(Pidmap::target_fd(self.what)?);
+            }
             let pm = self.pm.get();
-            let n = pm.chunk_raw(self.what, self.next_start, &mut self.buf)?;
+            let n = pm.chunk_raw_at(
+                self.what,
+                self.target.as_ref(),
+                self.next_start,
+                &mut self.buf,
+            )?;
             self.buf.truncate(n);
             // Unless the handle switched to /proc during this call.
             if pm.active() == ActiveBackend::Syscall {

@@ -1,6 +1,7 @@
 //! List processes, threads, children and open file descriptors of Linux
-//! processes — through the `pidmap(2)`/`fdmap(2)` system calls (ABI v2) when
-//! the kernel has them, and through a fast `/proc` reader when it does not.
+//! processes — through the `pidmap(2)`, `pidmap_info(2)` and `fdmap(2)`
+//! system calls (ABI v3 of the kernel series: 473, 474, 475) when the kernel
+//! has them, and through a fast `/proc` reader when it does not.
 //!
 //! # Backends
 //!
@@ -10,8 +11,8 @@
 //! | [`Backend::Syscall`] | require the syscalls; [`Error::SyscallUnavailable`] otherwise — never falls back |
 //! | [`Backend::Procfs`] | always read `/proc`; the syscalls are never issued, not even the probe |
 //!
-//! **Opt-in syscalls (`series-syscalls`).** pidmap(2) and fdmap(2) have
-//! no upstream syscall numbers: the series wires 473/474, which upstream
+//! **Opt-in syscalls (`series-syscalls`).** The calls have no upstream
+//! syscall numbers: the series wires 473, 474 and 475, which upstream
 //! may give to another call. No probe can prove which call a number is —
 //! an unknown call answering `EINVAL` to a bad flag may already have acted
 //! on its arguments (as `close_range(2)` would) or used our pointers. So
@@ -21,8 +22,9 @@
 //! [`Backend::Syscall`] fails with [`Error::SyscallUnavailable`]. With the
 //! feature, the probe below decides.
 //!
-//! **Sandboxes.** With `series-syscalls`, the probe issues pidmap(2) and fdmap(2) with an undefined
-//! flag bit: a patched kernel answers `EINVAL`, an unpatched one `ENOSYS`.
+//! **Sandboxes.** With `series-syscalls`, the probe issues pidmap(2) and
+//! fdmap(2) with a non-zero flags argument: a patched kernel answers
+//! `EINVAL`, an unpatched one (or one with the v2 series) `ENOSYS`.
 //! A seccomp filter answers what it was told — `EPERM`, or, for an
 //! allow-list filter (Android apps, Chromium-style sandboxes, systemd's
 //! `SystemCallFilter=`), possibly **killing the process**. A program that
@@ -33,21 +35,25 @@
 //!
 //! # The procfs view
 //!
-//! `/proc` hides what its `hidepid=`/`gid=` options say; pidmap(2) never
-//! shows more. Whenever the proc root (default `/proc`, see
-//! [`Builder::proc_root`]) is a procfs mount, the syscall backend passes it
-//! as the view (`PIDMAP_PROCFS`), so an unprivileged listing shows exactly
-//! what `ls /proc` shows. Without a mounted `/proc` the kernel's fail-closed
-//! default view applies.
+//! `/proc` hides what its `hidepid=`/`gid=` options say; the calls never
+//! show more. Whenever the proc root (default `/proc`, see
+//! [`Builder::proc_root`]) is the root of a procfs mount, the syscall
+//! backend passes its fd (opened `O_RDONLY | O_DIRECTORY`) as the view
+//! (`PIDMAP_VIEW_PROCFS`, `FDMAP_VIEW_PROCFS`), so an unprivileged listing
+//! shows exactly what `ls /proc` shows. Without a mounted `/proc` the
+//! kernel's default view applies: ptrace's own rule per task.
 //!
 //! # Semantics (both backends)
 //!
-//! Every listing is **strictly ascending**, and the cursor is the id
-//! itself: a chunk holds the ids `>= start`, and the next chunk starts at
-//! `last + 1` ([`Pidmap::read_chunk`]). An id alive during the whole
-//! enumeration is returned exactly once. Targets are explicit
-//! ([`Target::Caller`], a [`Pid`], or a pidfd): a missing target gives
-//! [`Error::NoSuchProcess`], a denied one [`Error::PermissionDenied`].
+//! Every listing is **strictly ascending**, and the crate's cursor is the
+//! first id wanted: a chunk holds the ids `>= start`, and the next chunk
+//! starts at `last + 1` ([`Pidmap::read_chunk`]); the syscall backend
+//! turns it into pidmap(2)'s exclusive `last_id` and fdmap(2)'s inclusive
+//! `first_fd`. An id alive during the whole enumeration is returned
+//! exactly once. Targets are explicit ([`Target::Caller`], a [`Pid`], or a
+//! pidfd; the calls take pidfds only, so a pid is opened as one per
+//! listing): a missing target gives [`Error::NoSuchProcess`], a denied one
+//! [`Error::PermissionDenied`].
 //! The `/proc` fallback reads directories with `rustix`'s raw
 //! `getdents64` into one reused 64 KiB buffer, allocates nothing per
 //! entry, sorts its output, and resolves the caller through
@@ -85,9 +91,10 @@
 //!
 //! [`Pidmap::fill_info`] gives a [`TaskInfo`] per task of a [`Query`]
 //! (state, CPU and start times, rss, name, uids, flags, ...), the fields
-//! chosen with [`InfoFields`]: one pidmap(2) call with `PIDMAP_INFO` per
-//! 128 tasks, or `/proc/TGID/task/TID/stat` (and `status` for the uids)
-//! per task from the fallback, whose times are whole clock ticks.
+//! chosen with [`InfoFields`]: one pidmap_info(2) call per 512 tasks, or
+//! `/proc/TGID/task/TID/stat` (and `statm`, or `status` for the uids) per
+//! task from the fallback; both count times in clock ticks and give the
+//! same values.
 //!
 //! ```
 //! use pidmap::{InfoFields, Pidmap, Query};

@@ -213,7 +213,7 @@ impl Fallback {
     /// The tasks `>= start` of each of `pids`, appended to `out`. A
     /// process that exits meanwhile (`ENOENT`/`ESRCH`) is skipped, as is
     /// one whose `task` directory the view denies (`EPERM` from a
-    /// `hidepid=noaccess` procfs: the ABI's `PIDMAP_ALL_TASKS` is the
+    /// `hidepid=noaccess` procfs: the ABI's `PIDMAP_SCOPE_TASKS` is the
     /// union of the `*/task` directories the view lets the caller read).
     /// Any other error (`EMFILE`, `EACCES`, `ENOMEM`, ...) is returned.
     /// A directory `kept` from the last refresh is rewound and read

@@ -45,7 +45,7 @@ impl Builder {
     }
 
     /// The procfs mount to use instead of `/proc`: read by the fallback,
-    /// and passed to pidmap(2) as its view (`PIDMAP_PROCFS`: that mount's
+    /// and passed to pidmap(2) as its view (`PIDMAP_VIEW_PROCFS`: that mount's
     /// pid namespace, `hidepid=` and `gid=`). An explicit root that is not
     /// a procfs is an error with either backend; the default `/proc`
     /// missing is an error only for the fallback (pidmap(2) then uses the
@@ -312,8 +312,8 @@ impl Pidmap {
     }
 
     /// The pidfd argument for `what`'s target: opened here for a pid, once
-    /// per listing; `None`-like 0 for the untargeted listings.
-    fn target_fd<'t>(what: Enumeration<'t>) -> Result<TargetFd<'t>> {
+    /// per listing; 0 for the untargeted listings.
+    pub(crate) fn target_fd<'t>(what: Enumeration<'t>) -> Result<TargetFd<'t>> {
         match what {
             Enumeration::Ids(q) if !Enumeration::targeted(q) => Ok(TargetFd::Raw(0)),
             Enumeration::Ids(q) => q.target().pidfd(false),
@@ -411,12 +411,32 @@ impl Pidmap {
         start: i32,
         buf: &mut [T],
     ) -> Result<usize> {
+        self.chunk_raw_at(what, None, start, buf)
+    }
+
+    /// [`chunk_raw`](Pidmap::chunk_raw) with the target's pidfd argument
+    /// already resolved ([`Pidmap::target_fd`]), as an iterator keeps it
+    /// from one chunk to the next; `None`: resolved for this call.
+    pub(crate) fn chunk_raw_at<T: RawId>(
+        &mut self,
+        what: Enumeration<'_>,
+        target: Option<&TargetFd<'_>>,
+        start: i32,
+        buf: &mut [T],
+    ) -> Result<usize> {
         what.validate()?;
         if start < 0 {
             return Err(Error::InvalidArgument("start must not be negative"));
         }
         if self.detection.active == ActiveBackend::Syscall {
-            let target = Pidmap::target_fd(what)?;
+            let opened;
+            let target = match target {
+                Some(t) => t,
+                None => {
+                    opened = Pidmap::target_fd(what)?;
+                    &opened
+                }
+            };
             let raw: &mut [i32] = bytemuck::cast_slice_mut(buf);
             match self.syscall(what, target.raw(), start, raw)? {
                 Ok(n) => {
