@@ -613,6 +613,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_kselftest_run_as_a_user_goes_through_runas_and_a_skip_fails() {
+        let root = kselftest_wrapper("fdmap_test", 0, "");
+        assert!(root.contains("\n/libexec/kselftest/fdmap_test >\"$out\" 2>&1\n"));
+        let user = kselftest_wrapper("fdmap_test", 65534, "-F root");
+        assert!(user.contains("/bin/runas 65534 /libexec/kselftest/fdmap_test -F root >"));
+        assert!(user.contains("grep -q '# SKIP'") && user.contains("rc=4"));
+        // Every program of a run is one the suites build, or its -m32 twin.
+        for (prog, _, _) in KSELFTEST_RUNS {
+            assert!(KSELFTEST_M32.iter().any(|(_, p)| *p == prog) || prog.ends_with("_view_test"));
+        }
+    }
+
+    #[test]
     fn a_directory_is_copied_recursively_with_modes_and_links() {
         let base = std::env::temp_dir().join(format!("xtask-copy-tree-{}", std::process::id()));
         let src = base.join("suite");
