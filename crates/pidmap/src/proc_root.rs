@@ -96,3 +96,23 @@ impl ProcRoot {
         .map_err(io::Error::from)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_root_of_a_procfs_is_a_proc_root() {
+        let root = ProcRoot::open(Path::new("/proc")).unwrap();
+        assert_eq!(root.path(), Path::new("/proc"));
+        for not_root in ["/proc/self", "/proc/sys", "/"] {
+            assert!(
+                matches!(
+                    ProcRoot::open(Path::new(not_root)),
+                    Err(Error::ProcNotMounted(_))
+                ),
+                "{not_root}"
+            );
+        }
+    }
+}

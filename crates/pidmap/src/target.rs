@@ -46,8 +46,9 @@ pub enum Target<'fd> {
 impl<'fd> Target<'fd> {
     /// `pidfd_open(pid, 0)`: a pidfd to keep as an owned target; for a
     /// thread that is not its group's leader (which `pidfd_open(2)`
-    /// refuses without the flag), `pidfd_open(pid, PIDFD_THREAD)`. A pid
-    /// that does not exist is [`Error::NoSuchProcess`].
+    /// refuses without the flag), `pidfd_open(pid, PIDFD_THREAD)`, which
+    /// needs Linux 6.9. A pid that does not exist is
+    /// [`Error::NoSuchProcess`].
     pub fn open_pidfd(pid: Pid) -> Result<OwnedFd> {
         use rustix::process::{pidfd_open, PidfdFlags};
         let raw = rustix::process::Pid::from_raw(pid.as_raw())
@@ -55,7 +56,9 @@ impl<'fd> Target<'fd> {
         let err =
             |e: rustix::io::Errno| Error::from_errno(e.raw_os_error(), "pidfd", TargetId::Pid(pid));
         match pidfd_open(raw, PidfdFlags::empty()) {
-            Err(rustix::io::Errno::INVAL) => {
+            // A thread that is not a leader: EINVAL on older kernels,
+            // ENOENT on newer ones (no thread-group task at that pid).
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => {
                 // PIDFD_THREAD is O_EXCL (include/uapi/linux/pidfd.h).
                 let thread = u32::try_from(libc::O_EXCL).unwrap_or(0);
                 pidfd_open(raw, PidfdFlags::from_bits_retain(thread)).map_err(err)
@@ -153,5 +156,53 @@ impl fmt::Display for TargetId {
             TargetId::Pid(p) => write!(f, "process {p}"),
             TargetId::Pidfd(fd) => write!(f, "the process of pidfd {fd}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_become_the_pidfd_arguments_of_v3() {
+        assert_eq!(
+            Target::Caller.pidfd(false).unwrap().raw(),
+            sys::PIDFD_SELF_THREAD_GROUP
+        );
+        assert_eq!(
+            Target::Caller.pidfd(true).unwrap().raw(),
+            sys::PIDFD_SELF_THREAD
+        );
+        let own = Target::open_pidfd(Pid::this_process()).unwrap();
+        assert_eq!(
+            Target::from(&own).pidfd(false).unwrap().raw(),
+            own.as_raw_fd()
+        );
+        // A pid is opened as a pidfd of that process.
+        let opened = Target::Pid(Pid::this_process()).pidfd(true).unwrap();
+        assert!(matches!(opened, TargetFd::Owned(_)));
+        let ino = |fd: i32| {
+            // SAFETY: `fd` is open for the duration of the call.
+            let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+            rustix::fs::fstat(fd).unwrap().st_ino
+        };
+        // pidfs: one inode per struct pid.
+        assert_eq!(ino(opened.raw()), ino(own.as_raw_fd()));
+        // A thread that is not its group's leader gets a PIDFD_THREAD one.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(Pid::this_thread()).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let tid = rx.recv().unwrap();
+        assert_ne!(tid, Pid::this_process());
+        let thread = Target::open_pidfd(tid).unwrap();
+        assert_ne!(ino(thread.as_raw_fd()), ino(own.as_raw_fd()));
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+        // A pid that does not exist.
+        let none = Target::Pid(Pid::from_raw(0x3fff_fff0)).pidfd(false);
+        assert!(matches!(none, Err(Error::NoSuchProcess { .. })), "{none:?}");
     }
 }

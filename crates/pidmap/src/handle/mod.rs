@@ -638,6 +638,40 @@ mod tests {
         }
     }
 
+    /// The crate's inclusive cursor as pidmap(2)'s exclusive one: ids
+    /// `>= start` are those after `start - 1`, and 0 starts (no id is 0).
+    #[test]
+    fn inclusive_start_is_the_previous_last_id() {
+        assert_eq!(last_id(0), 0);
+        assert_eq!(last_id(1), 0);
+        assert_eq!(last_id(2), 1);
+        assert_eq!(last_id(u32::MAX), u64::from(u32::MAX) - 1);
+    }
+
+    #[test]
+    fn ebadf_for_a_pidfd_target_is_not_a_pidfd() {
+        let file = std::fs::File::open("/").unwrap();
+        let fd = std::os::fd::AsFd::as_fd(&file);
+        let what = Enumeration::Fds(Target::Pidfd(fd));
+        assert!(matches!(
+            syscall_error(what, libc::EBADF),
+            Error::InvalidArgument(m) if m.contains("not a pidfd")
+        ));
+        assert!(matches!(
+            syscall_error(what, libc::ESRCH),
+            Error::NoSuchProcess { .. }
+        ));
+        let by_pid = Enumeration::Fds(Target::Pid(Pid::this_process()));
+        assert_eq!(
+            syscall_error(by_pid, libc::EBADF).raw_os_error(),
+            Some(libc::EBADF)
+        );
+        assert!(matches!(
+            syscall_error(by_pid, libc::EACCES),
+            Error::PermissionDenied { what: "fds", .. }
+        ));
+    }
+
     #[test]
     fn fill_by_chunks_follows_the_cursor() {
         let ids: Vec<i32> = (1..5000).map(|i| i * 3).chain([i32::MAX]).collect();
