@@ -9,6 +9,7 @@
 
 mod support;
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use pidmap::{ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskFlags, TaskInfo};
@@ -273,6 +274,39 @@ fn backends(test: &str) -> Vec<(&'static str, Pidmap)> {
         }
     }
     v
+}
+
+/// The pidfs id of each record is the inode number of a pidfd of its task
+/// (one opened with `PIDFD_THREAD` for a thread), and only the syscall
+/// backend has it.
+#[test]
+fn pidfs_ids_name_the_tasks() {
+    let parked = ParkedThreads::spawn(3);
+    let me = Pid::this_process();
+    let ino = |pid: Pid| {
+        let fd = Target::open_pidfd(pid).unwrap();
+        rustix::fs::fstat(&fd).unwrap().st_ino
+    };
+    for (name, mut pm) in backends("pidfs_ids_name_the_tasks") {
+        let mut v = Vec::new();
+        pm.fill_info(Query::threads(Target::Caller), InfoFields::TGID, &mut v)
+            .unwrap();
+        let mut tids = parked.tids.clone();
+        tids.push(me);
+        for tid in tids {
+            let rec = v.iter().find(|i| i.tid == tid).expect("a record");
+            if name == "syscall" {
+                assert_eq!(rec.pidfs_id, Some(ino(tid)), "{name}: {rec:?}");
+            } else {
+                assert_eq!(rec.pidfs_id, None, "{name}: {rec:?}");
+            }
+        }
+        // The leader's id is not a thread's.
+        let ids: BTreeSet<Option<u64>> = v.iter().map(|i| i.pidfs_id).collect();
+        if name == "syscall" {
+            assert_eq!(ids.len(), v.len(), "{name}: distinct pidfs ids");
+        }
+    }
 }
 
 #[test]
