@@ -113,8 +113,11 @@
 //!   syscall-only and reads no `/proc` directory; [`Backend::Procfs`] is
 //!   then [`Error::FallbackNotBuilt`].
 //! - `serde`: `Serialize`/`Deserialize` for [`Pid`], [`Listing`],
-//!   [`Backend`] and [`ActiveBackend`] (`Serialize` for [`KernelSupport`]
-//!   and [`Detection`]).
+//!   [`Backend`], [`ActiveBackend`], [`TaskInfo`], [`TaskState`],
+//!   [`TaskFlags`] and [`Comm`] (`Serialize` for [`KernelSupport`] and
+//!   [`Detection`]).
+//! - `series-syscalls` (off): issue the series' pidmap(2), pidmap_info(2)
+//!   and fdmap(2) (see above).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
