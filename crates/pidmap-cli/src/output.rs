@@ -331,6 +331,56 @@ mod tests {
         assert_eq!(v["status"], "unknown");
     }
 
+    /// NI is `-` where the policy says nice does not apply (as ps shows
+    /// it), the value under SCHED_OTHER/SCHED_BATCH, `?` when unknown;
+    /// JSON keeps the raw value with the policy, and the v3 fields.
+    #[test]
+    fn nice_column_follows_the_policy() {
+        let mut rt = TaskInfo::new(pidmap::Pid::from_raw(5));
+        rt.nice = Some(0);
+        rt.policy = Some(libc::SCHED_FIFO.unsigned_abs());
+        rt.priority = Some(-2);
+        rt.flags = Some(pidmap::TaskFlags::KTHREAD);
+        rt.pidfs_id = Some(1 << 32);
+        let mut batch = TaskInfo::new(pidmap::Pid::from_raw(6));
+        batch.nice = Some(5);
+        batch.policy = Some(libc::SCHED_BATCH.unsigned_abs());
+        let mut unknown = TaskInfo::new(pidmap::Pid::from_raw(7));
+        unknown.nice = None;
+        let rows: Vec<TaskRow> = [rt, batch, unknown]
+            .into_iter()
+            .map(|i| TaskRow {
+                id: i.tid.as_raw(),
+                info: Some(i),
+                status: Status::Ok,
+                args: None,
+                process_time: None,
+            })
+            .collect();
+        let mut out = Vec::new();
+        task_table(&mut out, &rows, false, true).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let ni: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().nth(4).unwrap())
+            .collect();
+        assert_eq!(ni, ["-", "5", "?"], "{text}");
+        let v = serde_json::to_value(TaskEntry::new(&rows[0], false)).unwrap();
+        assert_eq!(
+            (&v["nice"], &v["policy"], &v["priority"]),
+            (
+                &serde_json::json!(0),
+                &serde_json::json!(1),
+                &serde_json::json!(-2)
+            )
+        );
+        assert_eq!(v["task_flags"], 1);
+        assert_eq!(v["kernel_thread"], true);
+        assert_eq!(v["pidfs_id"], 1u64 << 32);
+        assert!(v.get("flags").is_none(), "schema 2 has no PF_* flags");
+    }
+
     #[test]
     fn json_names_keep_invalid_bytes() {
         assert_eq!(json_name(Some(b"ok")), (Some("ok".into()), None));
