@@ -1271,10 +1271,10 @@ static void case_procs_only(void)
 
 /*
  * All tasks with opt.procs more tasks, in processes of @threads tasks:
- * tasks_all_10k (1,000 x 10, the v1/v2 population) and tasks_all_100x100
- * (100 x 100, the population of the v3 bar).
+ * tasks_all_10k (1,000 x 10, the v1/v2 population, its target 100x) and
+ * tasks_all_100x100 (100 x 100, the population of the v3 bar, 20x).
  */
-static void case_tasks_many(const char *name, int threads)
+static void case_tasks_many(const char *name, int threads, double target)
 {
 	long nprocs = opt.procs / threads;
 	struct pop p = { 0 };
@@ -1284,7 +1284,7 @@ static void case_tasks_many(const char *name, int threads)
 		return;
 	make_room(opt.procs);
 	spawn_procs(&p, nprocs, threads);
-	r = bench_case(name, 100, LIST_TASKS, walk_proc_tasks, pass_proc_tasks,
+	r = bench_case(name, target, LIST_TASKS, walk_proc_tasks, pass_proc_tasks,
 		       have_pidmap ? new_all_tasks : NULL, pass_new_all_tasks);
 	snprintf(r->extra, sizeof(r->extra),
 		 ", \"processes\": %ld, \"spawned_processes\": %ld, \"threads_per_process\": %d",
@@ -2678,8 +2678,8 @@ int main(int argc, char **argv)
 	case_fds("fds_1000", 1000, 100);
 	case_250();
 	case_procs_only();
-	case_tasks_many("tasks_all_10k", 10);
-	case_tasks_many("tasks_all_100x100", 100);
+	case_tasks_many("tasks_all_10k", 10, 100);
+	case_tasks_many("tasks_all_100x100", 100, 20);
 	case_refresh();
 	case_tgid_scale();
 
