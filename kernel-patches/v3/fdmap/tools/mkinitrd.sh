@@ -1,5 +1,6 @@
 #!/bin/sh
-# Pack the guest initramfs: busybox-static, /init, runas and the tests.
+# Pack the guest initramfs: busybox-static, /init, runas (built from
+# guest-tests/helpers/runas.c) and the tests.
 set -e
 cd /work/k-fdmap/guest
 rm -rf root && mkdir -p root/bin root/proc root/sys root/dev root/tmp root/etc
