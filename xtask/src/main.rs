@@ -104,6 +104,11 @@ pub struct QemuRunArgs {
     /// /add/<name>. Repeatable.
     #[arg(long = "add", value_name = "HOST_PATH")]
     pub add: Vec<PathBuf>,
+    /// Run the guest on the instruction clock (TCG `-icount shift=0`, one
+    /// vCPU): its clock counts one ns per instruction and a boot repeats
+    /// exactly, as for `cargo xtask bench --instructions`.
+    #[arg(long)]
+    pub instructions: bool,
     /// The command and its arguments, run by busybox sh in the guest.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -113,7 +118,14 @@ fn main() {
     let cli = Cli::parse();
     let result: Result<i32> = match cli.command {
         Command::QemuTest(args) => qemu::qemu_test(&args.kernel),
-        Command::QemuRun(args) => qemu::qemu_run(&args.kernel, &args.add, &args.command),
+        Command::QemuRun(args) => {
+            let clock = if args.instructions {
+                qemu::GuestClock::Instructions
+            } else {
+                qemu::GuestClock::Host
+            };
+            qemu::qemu_run(&args.kernel, clock, &args.add, &args.command)
+        }
         Command::QemuShell(args) => qemu::qemu_shell(&args).map(|()| 0),
         Command::Patches { command } => patches::run(command).map(|()| 0),
         Command::Bench(args) => bench::run(&args).map(|()| 0),

@@ -448,11 +448,16 @@ fn failed_test_lines<'a>(log: &'a str, name: &str, max: usize) -> Vec<&'a str> {
 }
 
 /// `cargo xtask qemu-run`: one command in the guest, its exit status is ours.
-pub fn qemu_run(args: &KernelArgs, add: &[PathBuf], command: &[String]) -> Result<i32> {
+pub fn qemu_run(
+    args: &KernelArgs,
+    clock: GuestClock,
+    add: &[PathBuf],
+    command: &[String],
+) -> Result<i32> {
     let kernel = kernel::prepare(args)?;
     let label = format!("run-{}", kernel.label());
     let mode = Mode::Run(guest::shell_quote(command));
-    let outcome = boot_headless(&kernel, args, GuestClock::Host, &mode, &label, |stage| {
+    let outcome = boot_headless(&kernel, args, clock, &mode, &label, |stage| {
         guest::add_cli(stage, kernel.arch)?;
         guest::add_user_files(stage, add)
     })?;
