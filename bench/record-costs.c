@@ -3,8 +3,8 @@
  * What each field of a pidmap_info(2) record costs, for the kernel work
  * behind the records benchmarks.
  *
- * Forks PROCS processes of THREADS threads each (the leaders included),
- * then reads the record of every task of the system, PIDMAP_INFO_RECORDS
+ * Forks PROCS processes of THREADS threads each (the leaders included,
+ * idle threads from guest-tests/include/thread_holder.h), then reads the record of every task of the system, PIDMAP_INFO_RECORDS
  * per call, once per field mask below: the id alone, the id and one field,
  * the fields of a top-style refresh, and all of them. The masks run
  * interleaved, ROUNDS rounds; each line gives the median over the rounds.
@@ -15,7 +15,7 @@
  * "per task" column is instructions per record; on TCG's wall clock it is
  * time, and differs between boots.
  *
- *   gcc -O2 -static -pthread -o target/record-costs bench/record-costs.c
+ *   gcc -O2 -static -o target/record-costs bench/record-costs.c
  *   cargo xtask qemu-run --instructions --add target/record-costs -- \
  *       /add/record-costs 100 100 11
  *
@@ -27,25 +27,21 @@
  * record, and every thread's listing, takes the ptrace check.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../guest-tests/include/pidmap_uapi.h"
+#include "../guest-tests/include/thread_holder.h"
 
 #define PIDMAP_INFO_RECORDS 512		/* per call, as the crate reads them */
 #define MAX_ROUNDS 64
 #define MAX_TASKS (1 << 17)
+#define MEM_FLOOR_KIB (160 * 1024)	/* as bench/pidmap-bench.c */
+#define SPAWN_BUDGET_S 240.0
 
 static struct pidmap_info records[PIDMAP_INFO_RECORDS];
 static int view_fd = -1;	/* /proc, or -1: the default view */
@@ -73,14 +69,6 @@ static const struct {
 };
 #define NR_MASKS (sizeof(masks) / sizeof(masks[0]))
 
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	perror(what);
@@ -94,7 +82,7 @@ static long list_tasks(void)
 	long n;
 
 	pidmap_req_init(&req, PIDMAP_SCOPE_TASKS, 0, view_fd, 0, 0);
-	n = syscall(__NR_pidmap, &req, ids, MAX_TASKS, 0);
+	n = sys_pidmap(&req, ids, MAX_TASKS, 0);
 	if (n < 0)
 		die("pidmap");
 	if (n == MAX_TASKS) {
@@ -114,7 +102,7 @@ static long read_records(__u64 mask)
 	req.info_size = sizeof(struct pidmap_info);
 	req.info_mask = mask;
 	for (;;) {
-		n = syscall(__NR_pidmap_info, &req, records, PIDMAP_INFO_RECORDS, 0);
+		n = sys_pidmap_info(&req, records, PIDMAP_INFO_RECORDS, 0);
 		if (n < 0)
 			die("pidmap_info");
 		if (n == 0)
@@ -129,31 +117,6 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static void *park(void *arg)
-{
-	(void)arg;
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* A process of @threads threads, parked until killed. */
-static pid_t spawn(int threads)
-{
-	pid_t pid = fork();
-	pthread_t t;
-
-	if (pid < 0)
-		die("fork");
-	if (pid)
-		return pid;
-	for (int i = 1; i < threads; i++)
-		if (pthread_create(&t, NULL, park, NULL))
-			_exit(1);
-	park(NULL);
-	_exit(0);
 }
 
 static void report(const char *name, double *ns, int rounds, long tasks)
@@ -174,7 +137,7 @@ int main(int argc, char **argv)
 	int rounds = nargs > 2 ? atoi(arg[2]) : 11;
 	static double ns[NR_MASKS + 1][MAX_ROUNDS];
 	long tasks = 0, listed = 0;
-	pid_t *kids;
+	struct thread_holder *family;
 
 	if (procs < 0 || threads < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
 		fprintf(stderr,
@@ -188,26 +151,29 @@ int main(int argc, char **argv)
 			die("/proc");
 	}
 	printf("view: %s\n", default_view ? "default (the ptrace rule)" : "/proc's");
-	kids = calloc(procs ? procs : 1, sizeof(*kids));
-	if (!kids)
+	family = calloc(procs ? procs : 1, sizeof(*family));
+	if (!family)
 		die("calloc");
-	for (int p = 0; p < procs; p++)
-		kids[p] = spawn(threads);
-	/* Until every thread is up: the listing stops growing. */
-	for (long last = -1; listed != last; sleep(1)) {
-		last = listed;
-		listed = list_tasks();
+	for (int p = 0; p < procs; p++) {
+		if (thread_holder_start(&family[p], threads - 1, MEM_FLOOR_KIB,
+					SPAWN_BUDGET_S))
+			die("thread_holder_start");
+		if (family[p].threads != threads - 1) {
+			fprintf(stderr, "process %d: %ld threads of %d\n", p,
+				family[p].threads + 1, threads);
+			return 1;
+		}
 	}
 
 	for (int r = 0; r < rounds; r++) {
-		double start = now_ns();
+		double start = th_now();
 
 		listed = list_tasks();
-		ns[0][r] = now_ns() - start;
+		ns[0][r] = (th_now() - start) * 1e9;
 		for (size_t m = 0; m < NR_MASKS; m++) {
-			start = now_ns();
+			start = th_now();
 			tasks = read_records(masks[m].mask);
-			ns[m + 1][r] = now_ns() - start;
+			ns[m + 1][r] = (th_now() - start) * 1e9;
 			/* A kernel worker may come or go between calls */
 			if (tasks != listed)
 				fprintf(stderr, "note: %s: %ld records, %ld tasks listed\n",
@@ -219,8 +185,7 @@ int main(int argc, char **argv)
 		report(masks[m].name, ns[m + 1], rounds, tasks);
 
 	for (int p = 0; p < procs; p++)
-		kill(kids[p], SIGKILL);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;
+		if (thread_holder_stop(&family[p]))
+			die("thread_holder_stop");
 	return 0;
 }
