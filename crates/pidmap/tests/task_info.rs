@@ -222,7 +222,10 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
     for _ in 0..100 {
         let before: Vec<_> = tids
             .iter()
-            .map(|t| Reference::read(process, tgid.as_raw(), t.as_raw()).expect("a live task"))
+            .map(|t| {
+                Reference::read(process, tgid.as_raw(), t.as_raw())
+                    .unwrap_or_else(|| panic!("{what}: tid {t} of {tgid} is not a live task"))
+            })
             .collect();
         let mut infos = Vec::new();
         pm.fill_info(q, InfoFields::ALL, &mut infos)
@@ -735,4 +738,126 @@ fn threads_share_their_groups_exact_rss() {
         last = format!("{ours:?} outside {lo}..={hi}");
     }
     panic!("thread RSS never matched VmRSS: {last}");
+}
+
+/// A forked child whose leader thread has exited, leaving `n` threads: a
+/// zombie leader over a live group. Its process record has no mm; its
+/// threads' records have the group's. Only glibc calls happen after the
+/// fork (glibc resets its locks in the child), no Rust allocation.
+struct ZombieLeader {
+    pid: Pid,
+    tids: Vec<Pid>,
+}
+
+impl ZombieLeader {
+    fn spawn(n: usize) -> ZombieLeader {
+        extern "C" fn park(_: *mut libc::c_void) -> *mut libc::c_void {
+            loop {
+                // SAFETY: no preconditions; the thread waits to be killed.
+                unsafe { libc::pause() };
+            }
+        }
+        // SAFETY: the child makes only libc calls (pthread_create, the
+        // exit system call of its leader thread, _exit) and never returns.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            // SAFETY: see above; `t` is a valid pthread_t to write.
+            unsafe {
+                for _ in 0..n {
+                    let mut t: libc::pthread_t = 0;
+                    let attr = std::ptr::null();
+                    if libc::pthread_create(&mut t, attr, park, std::ptr::null_mut()) != 0 {
+                        libc::_exit(3);
+                    }
+                }
+                // The leader thread alone exits: its threads live on.
+                libc::syscall(libc::SYS_exit, 0);
+                libc::_exit(4);
+            }
+        }
+        // Killed and reaped on drop, the panics below included.
+        let mut zombie = ZombieLeader {
+            pid: Pid::from_raw(child),
+            tids: Vec::new(),
+        };
+        for _ in 0..1000 {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            let tids: Vec<Pid> = std::fs::read_dir(format!("/proc/{child}/task"))
+                .unwrap()
+                .map(|e| Pid::from_raw(e.unwrap().file_name().to_str().unwrap().parse().unwrap()))
+                .collect();
+            if state == Some("Z") && tids.len() == n + 1 {
+                zombie.tids = tids;
+                zombie.tids.sort();
+                return zombie;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the child's leader never became a zombie over {n} threads");
+    }
+}
+
+impl Drop for ZombieLeader {
+    fn drop(&mut self) {
+        // SAFETY: signalling and reaping our own child (its whole group).
+        unsafe {
+            libc::kill(self.pid.as_raw(), libc::SIGKILL);
+            libc::waitpid(self.pid.as_raw(), std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// With several threads per process, a handle reads the parent and the
+/// resident set once per process, and a zombie leader's process record
+/// (no mm) stands for none of its live threads: every record of a
+/// zombie-led group, and of our own threads, still matches /proc.
+#[test]
+fn threaded_listings_match_proc_with_a_zombie_leader() {
+    let test = "threaded_listings_match_proc_with_a_zombie_leader";
+    let zombie = ZombieLeader::spawn(24);
+    // Enough threads of ours for two tasks per process on this machine.
+    let mut processes = Vec::new();
+    procfs_backend()
+        .fill(Query::processes(), &mut processes)
+        .unwrap();
+    let parked = ParkedThreads::spawn(2 * processes.len() + 8);
+    for (name, mut pm) in backends(test) {
+        // The first listing has one record per task and sets the shape
+        // that the next ones follow: it must be threaded for this test.
+        let mut recs = Vec::new();
+        pm.fill_info(Query::all_tasks(), InfoFields::ALL, &mut recs)
+            .unwrap();
+        let leaders = recs.iter().filter(|r| r.tgid == Some(r.tid)).count();
+        assert!(
+            recs.len() >= 2 * leaders,
+            "{name}: {} tasks of {leaders} processes: too few threads for the test",
+            recs.len()
+        );
+        let what = format!("{name}: a zombie leader's group");
+        records_match_proc(&mut pm, Query::all_tasks(), zombie.pid, &zombie.tids, &what);
+        let what = format!("{name}: our threads");
+        records_match_proc(
+            &mut pm,
+            Query::all_tasks(),
+            Pid::this_process(),
+            &parked.tids,
+            &what,
+        );
+        pm.fill_info(Query::all_tasks(), InfoFields::RSS, &mut recs)
+            .unwrap();
+        for tid in &zombie.tids {
+            let rec = recs.iter().find(|r| r.tid == *tid).expect("a record");
+            let live_thread = *tid != zombie.pid;
+            assert_eq!(
+                rec.rss_pages.is_some_and(|p| p > 0),
+                live_thread,
+                "{name}: {rec:?}"
+            );
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! [`Pidmap`], the reusable lister, and its [`Builder`].
 
+mod group_records;
 mod records;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use self::group_records::{GroupRecord, TaskShape};
 use crate::backend::{probe_kernel, ActiveBackend, Backend, Detection, KernelSupport};
 use crate::error::{Error, Result};
 #[cfg(feature = "fallback")]
@@ -122,6 +124,8 @@ impl Builder {
             root,
             path,
             records: Vec::new(),
+            groups: Vec::new(),
+            task_shape: TaskShape::default(),
             keep_files: self.keep_files,
             #[cfg(feature = "fallback")]
             fallback: None,
@@ -146,6 +150,10 @@ pub struct Pidmap {
     path: PathBuf,
     /// The syscall's task records, reused (allocated on first use).
     records: Vec<sys::PidmapInfo>,
+    /// The per-process fields of a listing of all tasks, reused.
+    groups: Vec<GroupRecord>,
+    /// The last listing of all tasks: whether per-process records pay.
+    task_shape: TaskShape,
     /// [`Builder::keep_files`].
     keep_files: bool,
     #[cfg(feature = "fallback")]

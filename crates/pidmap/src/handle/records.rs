@@ -1,6 +1,7 @@
 //! Task records through a [`Pidmap`]: pidmap_info(2), or the /proc
 //! fallback, for the same queries, cursor and view as the ids.
 
+use super::group_records::{self, TaskShape};
 use super::{abi_count, check_ascending, last_id, Pidmap};
 use crate::backend::{task_info_support, ActiveBackend, Backend};
 use crate::error::{Error, Result};
@@ -11,17 +12,17 @@ use crate::sys;
 /// Records per system call: 84 KiB of room (168-byte records), reused by
 /// the handle. The kernel bounds its own work per section whatever the
 /// count; a larger room only saves calls.
-const RECORD_BATCH: usize = 512;
+pub(super) const RECORD_BATCH: usize = 512;
 
 /// What a records call asks for.
 #[derive(Debug, Clone, Copy)]
-struct Ask<'fd> {
-    query: Query<'fd>,
-    fields: InfoFields,
+pub(super) struct Ask<'fd> {
+    pub(super) query: Query<'fd>,
+    pub(super) fields: InfoFields,
     /// The first tid.
-    start: i32,
+    pub(super) start: i32,
     /// The most records.
-    max: usize,
+    pub(super) max: usize,
 }
 
 impl Pidmap {
@@ -120,10 +121,22 @@ impl Pidmap {
         out.clear();
         if self.info_backend()? == ActiveBackend::Syscall {
             let mut room = std::mem::take(&mut self.records);
-            let r = self.info_by_syscall(ask, &mut room, out);
+            let mut groups = std::mem::take(&mut self.groups);
+            let mut shape = TaskShape::default();
+            let r = if group_records::serves(&ask, self.task_shape) {
+                self.info_with_group_records(ask, &mut room, &mut groups, out, &mut shape)
+            } else {
+                self.info_by_syscall(ask, &mut room, out, &mut shape)
+            };
             self.records = room;
+            self.groups = groups;
             match r {
-                Ok(Ok(())) => return Ok(()),
+                Ok(Ok(())) => {
+                    if group_records::whole_task_listing(&ask) {
+                        self.task_shape = shape;
+                    }
+                    return Ok(());
+                }
                 Ok(Err(errno)) => {
                     out.clear();
                     self.after_errno(what, errno)?;
@@ -137,13 +150,34 @@ impl Pidmap {
         self.info_procfs(ask, out)
     }
 
-    /// Records by pidmap(2), chunk by chunk into `room`, until the kernel
-    /// returns 0 or `out` holds `max`. `Ok(Err(errno))`: the call failed.
+    /// Records by pidmap_info(2), chunk by chunk into `room`, until the
+    /// kernel returns 0 or `out` holds `max`. `Ok(Err(errno))`: the call
+    /// failed.
     fn info_by_syscall(
         &self,
         ask: Ask<'_>,
         room: &mut Vec<sys::PidmapInfo>,
         out: &mut Vec<TaskInfo>,
+        shape: &mut TaskShape,
+    ) -> Result<Result<(), i32>> {
+        let fields = ask.fields;
+        self.each_record_chunk(ask, room, |records| {
+            for r in records.iter() {
+                shape.count(r);
+                out.push(TaskInfo::from_record(r, fields));
+            }
+            Ok(())
+        })
+    }
+
+    /// The records of `ask`, chunk by chunk into `room`, each chunk handed
+    /// to `take` (which may change the records), until the kernel returns
+    /// 0 or `max` records were taken. `Ok(Err(errno))`: the call failed.
+    pub(super) fn each_record_chunk(
+        &self,
+        ask: Ask<'_>,
+        room: &mut Vec<sys::PidmapInfo>,
+        mut take: impl FnMut(&mut [sys::PidmapInfo]) -> Result<()>,
     ) -> Result<Result<(), i32>> {
         let Ask {
             query,
@@ -159,8 +193,9 @@ impl Pidmap {
         let start_u = u32::try_from(start)
             .map_err(|_| Error::InvalidArgument("start must not be negative"))?;
         let mut cursor = last_id(start_u);
+        let mut taken = 0usize;
         loop {
-            let want = max.saturating_sub(out.len()).min(RECORD_BATCH);
+            let want = max.saturating_sub(taken).min(RECORD_BATCH);
             if want == 0 {
                 return Ok(Ok(()));
             }
@@ -171,13 +206,19 @@ impl Pidmap {
                 Ok(n) => abi_count(n, want)?,
                 Err(errno) => return Ok(Err(errno)),
             };
-            let records = &chunk[..n];
+            let records = &mut chunk[..n];
             check_ascending(records.iter().map(|r| r.tid), start)?;
-            out.extend(records.iter().map(|r| TaskInfo::from_record(r, fields)));
-            match records
+            let next = records
                 .last()
-                .map(|r| (u64::try_from(r.tid), r.tid.checked_add(1)))
-            {
+                .map(|r| (u64::try_from(r.tid), r.tid.checked_add(1)));
+            take(records)?;
+            taken += n;
+            // A short count is the end, but for a target that went away
+            // (the next call says so): pidmap_info(2)'s RETURN VALUE.
+            if n < want && !Enumeration::targeted(query) {
+                return Ok(Ok(()));
+            }
+            match next {
                 Some((Ok(last), Some(next))) => {
                     cursor = last;
                     start = next;

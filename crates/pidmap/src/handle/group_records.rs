@@ -1,0 +1,328 @@
+//! Records of all tasks with the fields a thread shares with its process
+//! read once per process.
+//!
+//! Every thread of a group has its process's parent (`real_parent` is the
+//! group's) and resident set (the group's mm). A record per thread reads
+//! both again for each thread. When the handle's last listing of all tasks
+//! had at least [`MIN_TASKS_PER_PROCESS`] tasks per process, they come
+//! from one record per process instead, and the threads' records ask only
+//! for the rest.
+//!
+//! A process record stands for its group only while its leader is alive:
+//! a zombie leader has no mm, while its live threads do. The tasks that no
+//! such record covers (a zombie leader's, a group that appeared between
+//! the two calls, a group whose leader the view hides) get the fields from
+//! their own records, in a pass over just those tids; a task gone by then
+//! is left out, as a listing leaves out any task that is gone.
+//!
+//! The two calls are moments apart. A tgid seen by both names the same
+//! process unless the pid space wrapped around in between, since the
+//! kernel allocates pids cyclically.
+
+use super::records::{Ask, RECORD_BATCH};
+use super::Pidmap;
+use crate::error::Result;
+use crate::info::{InfoFields, TaskInfo};
+use crate::query::{Listing, Query};
+use crate::sys;
+
+/// The fields that are the same for every thread of a process.
+pub(super) const GROUP_FIELDS: InfoFields = InfoFields::PPID.union(InfoFields::RSS);
+
+/// Tasks per process from which one more record per process costs less
+/// than the fields it saves the threads' records.
+const MIN_TASKS_PER_PROCESS: usize = 2;
+
+/// How many tasks and processes a listing of all tasks had.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskShape {
+    tasks: usize,
+    processes: usize,
+}
+
+impl TaskShape {
+    /// Count one task record (a process's leader has its tgid as tid).
+    pub(super) fn count(&mut self, r: &sys::PidmapInfo) {
+        self.tasks += 1;
+        if r.tid == r.tgid {
+            self.processes += 1;
+        }
+    }
+
+    fn threaded(self) -> bool {
+        self.processes > 0 && self.tasks >= MIN_TASKS_PER_PROCESS * self.processes
+    }
+}
+
+/// A process's fields for its threads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupRecord {
+    tgid: i32,
+    /// The `PIDMAP_INFO_*` bits of [`GROUP_FIELDS`] the kernel filled.
+    mask: u64,
+    ppid: i32,
+    rss_pages: u64,
+}
+
+impl GroupRecord {
+    /// The fields of a process record, if its leader is alive.
+    fn of(r: &sys::PidmapInfo) -> Option<GroupRecord> {
+        let leader_alive = !matches!(r.state, b'Z' | b'X' | b'x');
+        (r.mask & sys::PIDMAP_INFO_STATE != 0 && leader_alive).then_some(GroupRecord {
+            tgid: r.tid,
+            mask: r.mask & GROUP_FIELDS.bits(),
+            ppid: r.ppid,
+            rss_pages: r.rss_pages,
+        })
+    }
+
+    /// Give a thread's record its process's fields, as if the kernel had
+    /// filled them.
+    fn lend(&self, r: &mut sys::PidmapInfo) {
+        r.mask |= self.mask;
+        r.ppid = self.ppid;
+        r.rss_pages = self.rss_pages;
+    }
+}
+
+/// Whether `ask` is a listing of all tasks that group records serve.
+pub(super) fn serves(ask: &Ask<'_>, last: TaskShape) -> bool {
+    whole_task_listing(ask) && !ask.fields.intersection(GROUP_FIELDS).is_empty() && last.threaded()
+}
+
+/// Whether `ask` lists every task (not a chunk): its shape is worth keeping.
+pub(super) fn whole_task_listing(ask: &Ask<'_>) -> bool {
+    ask.query.listing() == Listing::AllTasks && ask.start == 0 && ask.max == usize::MAX
+}
+
+impl Pidmap {
+    /// [`Pidmap::fill_info`] for a listing of all tasks, with the group
+    /// fields from one record per process. `groups` is reused room.
+    /// `Ok(Err(errno))`: a call failed.
+    pub(super) fn info_with_group_records(
+        &self,
+        ask: Ask<'_>,
+        room: &mut Vec<sys::PidmapInfo>,
+        groups: &mut Vec<GroupRecord>,
+        out: &mut Vec<TaskInfo>,
+        shape: &mut TaskShape,
+    ) -> Result<Result<(), i32>> {
+        let mut processes = Query::processes();
+        if ask.query.ignores_kthreads() {
+            processes = processes.without_kthreads();
+        }
+        let per_process = Ask {
+            query: processes,
+            fields: ask.fields.intersection(GROUP_FIELDS) | InfoFields::STATE,
+            ..ask
+        };
+        groups.clear();
+        let r = self.each_record_chunk(per_process, room, |records| {
+            groups.extend(records.iter().filter_map(GroupRecord::of));
+            Ok(())
+        })?;
+        if r.is_err() {
+            return Ok(r);
+        }
+
+        let per_task = Ask {
+            fields: InfoFields::from_mask(ask.fields.bits() & !GROUP_FIELDS.bits()),
+            ..ask
+        };
+        let mut uncovered = Vec::new();
+        let r = self.each_record_chunk(per_task, room, |records| {
+            for r in records.iter_mut() {
+                shape.count(r);
+                match groups.binary_search_by_key(&r.tgid, |g| g.tgid) {
+                    Ok(i) => groups[i].lend(r),
+                    Err(_) => uncovered.push(out.len()),
+                }
+                out.push(TaskInfo::from_record(r, ask.fields));
+            }
+            Ok(())
+        })?;
+        if r.is_err() {
+            return Ok(r);
+        }
+        self.cover_the_rest(ask, room, out, &uncovered)
+    }
+
+    /// The group fields of the tasks `uncovered` (ascending indices into
+    /// `out`) from their own records; the tasks gone by now are removed.
+    fn cover_the_rest(
+        &self,
+        ask: Ask<'_>,
+        room: &mut Vec<sys::PidmapInfo>,
+        out: &mut Vec<TaskInfo>,
+        uncovered: &[usize],
+    ) -> Result<Result<(), i32>> {
+        let fields = ask.fields.intersection(GROUP_FIELDS);
+        let mut gone = Vec::new();
+        let mut next = 0;
+        while let Some(&first) = uncovered.get(next) {
+            let mut read = 0;
+            let from_first = Ask {
+                fields,
+                start: out[first].tid.as_raw(),
+                max: (uncovered.len() - next).min(RECORD_BATCH),
+                ..ask
+            };
+            let r = self.each_record_chunk(from_first, room, |records| {
+                read += records.len();
+                for r in records.iter() {
+                    next += merge(out, &uncovered[next..], r, fields, &mut gone);
+                }
+                Ok(())
+            })?;
+            if r.is_err() {
+                return Ok(r);
+            }
+            if read == 0 {
+                // None left from the first: every one of them is gone.
+                gone.extend_from_slice(&uncovered[next..]);
+                break;
+            }
+        }
+        remove_indices(out, &gone);
+        Ok(Ok(()))
+    }
+}
+
+/// Match the record `r` with the first of `pending` (indices into `out`,
+/// ascending by tid): the tasks before `r`'s tid are gone, and `r`'s own
+/// task takes its group fields. Returns how many of `pending` are settled.
+fn merge(
+    out: &mut [TaskInfo],
+    pending: &[usize],
+    r: &sys::PidmapInfo,
+    fields: InfoFields,
+    gone: &mut Vec<usize>,
+) -> usize {
+    let mut settled = 0;
+    for &i in pending {
+        let tid = out[i].tid.as_raw();
+        if tid > r.tid {
+            break;
+        }
+        settled += 1;
+        if tid < r.tid {
+            gone.push(i);
+            continue;
+        }
+        let own = TaskInfo::from_record(r, fields);
+        out[i].ppid = own.ppid;
+        out[i].rss_pages = own.rss_pages;
+        break;
+    }
+    settled
+}
+
+/// Remove the elements at `indices` (ascending) from `out`, in one pass.
+fn remove_indices<T>(out: &mut Vec<T>, indices: &[usize]) {
+    let mut drop = indices.iter().copied().peekable();
+    let mut i = 0;
+    out.retain(|_| {
+        let gone = drop.next_if_eq(&i).is_some();
+        i += 1;
+        !gone
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Pid;
+
+    fn record(tid: i32, tgid: i32, state: u8) -> sys::PidmapInfo {
+        sys::PidmapInfo {
+            mask: sys::PIDMAP_INFO_ID
+                | sys::PIDMAP_INFO_PPID
+                | sys::PIDMAP_INFO_RSS
+                | sys::PIDMAP_INFO_STATE,
+            tid,
+            tgid,
+            ppid: 1,
+            rss_pages: 7,
+            state,
+            ..sys::PidmapInfo::default()
+        }
+    }
+
+    fn task(tid: i32) -> TaskInfo {
+        TaskInfo::from_record(&record(tid, tid, b'S'), InfoFields::TGID)
+    }
+
+    #[test]
+    fn shape_decides_by_tasks_per_process() {
+        let mut shape = TaskShape::default();
+        assert!(!shape.threaded(), "nothing listed yet: one call");
+        for (tid, tgid) in [(1, 1), (2, 2), (3, 2)] {
+            shape.count(&record(tid, tgid, b'S'));
+        }
+        assert!(!shape.threaded(), "3 tasks of 2 processes");
+        shape.count(&record(4, 2, b'S'));
+        assert!(shape.threaded(), "4 tasks of 2 processes");
+    }
+
+    #[test]
+    fn a_zombie_leader_stands_for_no_thread() {
+        assert!(GroupRecord::of(&record(5, 5, b'Z')).is_none());
+        assert!(GroupRecord::of(&record(5, 5, b'X')).is_none());
+        let mut no_state = record(5, 5, b'S');
+        no_state.mask &= !sys::PIDMAP_INFO_STATE;
+        assert!(GroupRecord::of(&no_state).is_none());
+
+        let g = GroupRecord::of(&record(5, 5, b'S')).unwrap();
+        let mut thread = record(6, 5, b'R');
+        thread.mask = sys::PIDMAP_INFO_ID | sys::PIDMAP_INFO_STATE;
+        thread.ppid = 0;
+        thread.rss_pages = 0;
+        g.lend(&mut thread);
+        let t = TaskInfo::from_record(&thread, InfoFields::ALL);
+        assert_eq!(t.ppid, Some(Pid::from_raw(1)));
+        assert_eq!(t.rss_pages, Some(7));
+    }
+
+    #[test]
+    fn merge_settles_the_gone_and_the_found() {
+        let mut out: Vec<TaskInfo> = [3, 10, 11, 12, 20].map(task).to_vec();
+        let pending = [1, 2, 3]; // tids 10, 11, 12
+        let mut gone = Vec::new();
+        // A record of tid 12: 10 and 11 are gone, 12 takes the fields.
+        let settled = merge(
+            &mut out,
+            &pending,
+            &record(12, 9, b'S'),
+            GROUP_FIELDS,
+            &mut gone,
+        );
+        assert_eq!(settled, 3);
+        assert_eq!(gone, [1, 2]);
+        assert_eq!(out[3].ppid, Some(Pid::from_raw(1)));
+        assert_eq!(out[3].rss_pages, Some(7));
+        assert_eq!(out[0].ppid, None, "tasks not pending are untouched");
+
+        // A record before the first pending settles nothing.
+        let mut gone = Vec::new();
+        assert_eq!(
+            merge(
+                &mut out,
+                &[4],
+                &record(15, 15, b'S'),
+                GROUP_FIELDS,
+                &mut gone
+            ),
+            0
+        );
+        assert!(gone.is_empty());
+    }
+
+    #[test]
+    fn removing_indices_keeps_the_order() {
+        let mut v: Vec<i32> = (0..8).collect();
+        remove_indices(&mut v, &[0, 3, 4, 7]);
+        assert_eq!(v, [1, 2, 5, 6]);
+        remove_indices(&mut v, &[]);
+        assert_eq!(v, [1, 2, 5, 6]);
+    }
+}
