@@ -264,11 +264,15 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
     let tasks = cross_check(&mut methods);
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); methods.len()];
     let mut tids = Vec::new();
-    // Each round starts with the next method, so none is always the one
-    // right after another's (cache, scheduler and frequency effects).
+    // Each round starts with the next method and steps through them by a
+    // stride coprime to their number, the next stride each round, so that
+    // no method always runs right after the same other one (cache,
+    // emulator and scheduler effects of what ran before).
     let n = methods.len();
+    let strides: Vec<usize> = (1..n.max(2)).filter(|&s| gcd(s, n) == 1).collect();
     for round in 0..rounds {
-        for i in (0..n).map(|k| (round + k) % n) {
+        let stride = strides[round % strides.len()];
+        for i in (0..n).map(|k| (round + k * stride) % n) {
             let f = &mut methods[i].1;
             let t = Instant::now();
             black_box(f(&mut tids));
@@ -313,6 +317,14 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
         if !ratios.is_empty() {
             println!("  faster than peers, {ours}: {}", ratios.join(", "));
         }
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
