@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::pid::Pid;
@@ -411,19 +412,29 @@ impl fmt::Debug for TaskFlags {
 /// Clock ticks (`USER_HZ`, `sysconf(_SC_CLK_TCK)`) as a duration: the one
 /// conversion both backends use, so their times are equal.
 pub(crate) fn ticks(n: u64) -> Duration {
-    let hz = rustix::param::clock_ticks_per_second().max(1);
-    // A tick is a whole number of nanoseconds wherever USER_HZ divides a
-    // second (100 on every architecture but Alpha's 1024): then one
-    // multiplication, which a monitor does three times per task.
-    if NANOS_PER_SEC % hz == 0 {
-        if let Some(nanos) = n.checked_mul(NANOS_PER_SEC / hz) {
-            return Duration::from_nanos(nanos);
-        }
+    if let Some(nanos) = nanos_per_tick().and_then(|t| n.checked_mul(t)) {
+        return Duration::from_nanos(nanos);
     }
+    let hz = clock_ticks_per_second();
     Duration::from_secs(n / hz) + Duration::from_nanos((n % hz) * NANOS_PER_SEC / hz)
 }
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+fn clock_ticks_per_second() -> u64 {
+    rustix::param::clock_ticks_per_second().max(1)
+}
+
+/// A tick in nanoseconds where USER_HZ divides a second (100 on every
+/// architecture but Alpha's 1024), worked out once: then a conversion,
+/// which a monitor makes three times per task, is one multiplication.
+fn nanos_per_tick() -> Option<u64> {
+    static NANOS_PER_TICK: OnceLock<Option<u64>> = OnceLock::new();
+    *NANOS_PER_TICK.get_or_init(|| {
+        let hz = clock_ticks_per_second();
+        (NANOS_PER_SEC % hz == 0).then_some(NANOS_PER_SEC / hz)
+    })
+}
 
 impl fmt::Debug for Comm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
