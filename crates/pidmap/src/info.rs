@@ -91,6 +91,17 @@ impl InfoFields {
         InfoFields(self.0 & other.0)
     }
 
+    /// The fields of this set that are not in `other`.
+    ///
+    /// ```
+    /// use pidmap::InfoFields;
+    /// let f = InfoFields::PPID | InfoFields::COMM;
+    /// assert_eq!(f.difference(InfoFields::PPID), InfoFields::COMM);
+    /// ```
+    pub const fn difference(self, other: InfoFields) -> InfoFields {
+        InfoFields(self.0 & !other.0)
+    }
+
     /// The `PIDMAP_INFO_*` bits.
     pub(crate) const fn bits(self) -> u64 {
         self.0

@@ -126,7 +126,7 @@ impl Pidmap {
         }
 
         let per_task = Ask {
-            fields: InfoFields::from_mask(ask.fields.bits() & !GROUP_FIELDS.bits()),
+            fields: ask.fields.difference(GROUP_FIELDS),
             ..ask
         };
         let mut uncovered = Vec::new();
