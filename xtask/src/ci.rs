@@ -73,10 +73,18 @@ fn package_and_test() -> Result<()> {
         .arg("xzf")
         .arg(format!("pidmap-{version}.crate")))?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo)
+    let tests_dir = target_dir().join("package-tests");
+    // The archive gives every file one fixed mtime, older than the last
+    // build of an earlier package: without this, cargo would take that
+    // build's pidmap for up to date and test the new sources against it.
+    run(Command::new(&cargo)
+        .current_dir(&unpacked)
+        .args(["clean", "-p", "pidmap", "--target-dir"])
+        .arg(&tests_dir))?;
+    run(Command::new(&cargo)
         .current_dir(&unpacked)
         .args(["test", "--locked", "--target-dir"])
-        .arg(target_dir().join("package-tests")))
+        .arg(&tests_dir))
 }
 
 /// Renders each man page and fails on any groff warning.
