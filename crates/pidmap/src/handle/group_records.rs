@@ -130,12 +130,14 @@ impl Pidmap {
             ..ask
         };
         let mut uncovered = Vec::new();
+        let mut last_group = 0;
         let r = self.each_record_chunk(per_task, room, |records| {
+            out.reserve(records.len());
             for r in records.iter_mut() {
                 shape.count(r);
-                match groups.binary_search_by_key(&r.tgid, |g| g.tgid) {
-                    Ok(i) => groups[i].lend(r),
-                    Err(_) => uncovered.push(out.len()),
+                match find_group(groups, &mut last_group, r.tgid) {
+                    Some(group) => group.lend(r),
+                    None => uncovered.push(out.len()),
                 }
                 out.push(TaskInfo::from_record(r, ask.fields));
             }
@@ -186,6 +188,22 @@ impl Pidmap {
         remove_indices(out, &gone);
         Ok(Ok(()))
     }
+}
+
+/// The process record of `tgid` in `groups` (ascending by tgid). A
+/// listing of tasks goes through a group's threads one after another, so
+/// the group found last (`last`, an index into `groups`) is tried first.
+fn find_group<'g>(
+    groups: &'g [GroupRecord],
+    last: &mut usize,
+    tgid: i32,
+) -> Option<&'g GroupRecord> {
+    if groups.get(*last).is_some_and(|g| g.tgid == tgid) {
+        return groups.get(*last);
+    }
+    let i = groups.binary_search_by_key(&tgid, |g| g.tgid).ok()?;
+    *last = i;
+    groups.get(i)
 }
 
 /// Match the record `r` with the first of `pending` (indices into `out`,
@@ -262,6 +280,27 @@ mod tests {
         assert!(!shape.threaded(), "3 tasks of 2 processes");
         shape.count(&record(4, 2, b'S'));
         assert!(shape.threaded(), "4 tasks of 2 processes");
+    }
+
+    #[test]
+    fn a_group_is_found_from_the_last_one_or_by_search() {
+        let groups: Vec<GroupRecord> = [3, 9, 20]
+            .iter()
+            .filter_map(|&tgid| GroupRecord::of(&record(tgid, tgid, b'S')))
+            .collect();
+        let mut last = 0;
+        let found = |last: &mut usize, tgid| find_group(&groups, last, tgid).map(|g| g.tgid);
+        assert_eq!(found(&mut last, 9), Some(9));
+        assert_eq!(last, 1);
+        assert_eq!(found(&mut last, 9), Some(9), "the last one again");
+        assert_eq!(found(&mut last, 4), None, "no process record");
+        assert_eq!(last, 1, "a miss keeps the last group");
+        assert_eq!(found(&mut last, 3), Some(3), "an earlier group");
+        assert_eq!(found(&mut last, 20), Some(20));
+        assert_eq!(found(&mut last, 21), None);
+        let mut past_the_end = 7;
+        assert_eq!(found(&mut past_the_end, 20), Some(20));
+        assert_eq!(find_group(&[], &mut last, 3).map(|g| g.tgid), None);
     }
 
     #[test]
