@@ -10,10 +10,22 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use pidmap::{ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskFlags, TaskInfo};
 use support::*;
+
+/// A record of one of our own threads carries our group's thread count
+/// and resident set, which every other test in this binary changes as it
+/// spawns threads and allocates: so the tests here run one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Holds [`ONE_AT_A_TIME`] for a test (a failed test does not fail the
+/// next ones).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// What /proc says about one task, read with std and parsed here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +231,9 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
     use pidmap::Listing;
     let process = matches!(q.listing(), Listing::Processes | Listing::Children);
     let mut last = String::new();
+    // One buffer for every try, so that the read itself does not move our
+    // resident set between the two /proc readings.
+    let mut infos = Vec::new();
     for _ in 0..100 {
         let before: Vec<_> = tids
             .iter()
@@ -227,7 +242,6 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
                     .unwrap_or_else(|| panic!("{what}: tid {t} of {tgid} is not a live task"))
             })
             .collect();
-        let mut infos = Vec::new();
         pm.fill_info(q, InfoFields::ALL, &mut infos)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let after: Vec<_> = tids
@@ -284,6 +298,7 @@ fn backends(test: &str) -> Vec<(&'static str, Pidmap)> {
 /// backend has it.
 #[test]
 fn pidfs_ids_name_the_tasks() {
+    let _serial = one_at_a_time();
     let parked = ParkedThreads::spawn(3);
     let me = Pid::this_process();
     let ino = |pid: Pid| {
@@ -314,6 +329,7 @@ fn pidfs_ids_name_the_tasks() {
 
 #[test]
 fn own_threads_match_proc() {
+    let _serial = one_at_a_time();
     let parked = ParkedThreads::spawn(4);
     let me = Pid::this_process();
     for (name, mut pm) in backends("own_threads_match_proc") {
@@ -335,6 +351,7 @@ fn own_threads_match_proc() {
 
 #[test]
 fn processes_and_children_match_proc() {
+    let _serial = one_at_a_time();
     let fam = Family::spawn(3);
     for (name, mut pm) in backends("processes_and_children_match_proc") {
         for &g in &fam.grandchildren {
@@ -353,6 +370,7 @@ fn processes_and_children_match_proc() {
 /// without kernel threads, and only the fields asked for.
 #[test]
 fn records_follow_the_id_listing() {
+    let _serial = one_at_a_time();
     let _parked = ParkedThreads::spawn(3);
     for (name, pm) in backends("records_follow_the_id_listing") {
         let pm = std::cell::RefCell::new(pm);
@@ -402,6 +420,7 @@ fn records_follow_the_id_listing() {
 /// `read_info_chunk` walks the same records with the tid as the cursor.
 #[test]
 fn chunks_follow_the_cursor() {
+    let _serial = one_at_a_time();
     let parked = ParkedThreads::spawn(7);
     for (name, mut pm) in backends("chunks_follow_the_cursor") {
         let q = Query::threads(Target::Caller);
@@ -434,6 +453,7 @@ fn chunks_follow_the_cursor() {
 /// A target that does not exist is the same error as for the ids.
 #[test]
 fn missing_target_is_esrch() {
+    let _serial = one_at_a_time();
     for (name, mut pm) in backends("missing_target_is_esrch") {
         let mut v = Vec::new();
         let r = pm.fill_info(Query::threads(NO_SUCH_PID), InfoFields::ALL, &mut v);
@@ -446,6 +466,7 @@ fn missing_target_is_esrch() {
 /// thread's own time.
 #[test]
 fn process_records_hold_the_group_totals() {
+    let _serial = one_at_a_time();
     // Burn CPU in threads that then exit: their time stays in the group's
     // totals only.
     let burners: Vec<_> = (0..2)
@@ -486,6 +507,7 @@ fn process_records_hold_the_group_totals() {
 /// so through its policy ([`TaskInfo::nice_applies`]), where `ps` shows `-`.
 #[test]
 fn real_time_tasks_have_no_nice_value() {
+    let _serial = one_at_a_time();
     let fam = Family::spawn(1);
     let g = fam.grandchildren[0];
     let param = libc::sched_param { sched_priority: 1 };
@@ -534,6 +556,7 @@ fn each_listing_with_nice(child: Pid, mut check: impl FnMut(Query<'_>, &[TaskInf
 /// under SCHED_IDLE: the records follow it (neither needs privilege).
 #[test]
 fn idle_tasks_have_no_nice_value_batch_tasks_do() {
+    let _serial = one_at_a_time();
     let fam = Family::spawn(2);
     let (idle, batch) = (fam.grandchildren[0], fam.grandchildren[1]);
     let param = libc::sched_param { sched_priority: 0 };
@@ -569,6 +592,7 @@ fn idle_tasks_have_no_nice_value_batch_tasks_do() {
 /// (and `ps`) show them.
 #[test]
 fn long_kernel_thread_names_are_whole() {
+    let _serial = one_at_a_time();
     let mut long = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -634,6 +658,7 @@ fn own_thread_ticks(tid: Pid) -> u64 {
 /// what /proc showed just inside and just outside the two refreshes.
 #[test]
 fn cpu_use_between_refreshes_is_bracketed_by_proc() {
+    let _serial = one_at_a_time();
     use pidmap::CpuSample;
     let (tx, rx) = std::sync::mpsc::channel();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -705,6 +730,7 @@ fn own_vm_rss_pages() -> u64 {
 /// the process's VmRSS, as /proc shows it around the read.
 #[test]
 fn threads_share_their_groups_exact_rss() {
+    let _serial = one_at_a_time();
     let parked = ParkedThreads::spawn(4);
     let me = Pid::this_process();
     let mut pm = procfs_backend();
@@ -818,6 +844,7 @@ impl Drop for ZombieLeader {
 /// zombie-led group, and of our own threads, still matches /proc.
 #[test]
 fn threaded_listings_match_proc_with_a_zombie_leader() {
+    let _serial = one_at_a_time();
     let test = "threaded_listings_match_proc_with_a_zombie_leader";
     let zombie = ZombieLeader::spawn(24);
     // Enough threads of ours for two tasks per process on this machine.
