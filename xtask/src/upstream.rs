@@ -4,11 +4,12 @@
 //!
 //! The series changes `/proc` readdir and `kernel/pid.c`, so suites that
 //! upstream wrote for those must behave the same on both kernels. With
-//! `--debug` the same programs boot a third time, on the patched debug
-//! kernel (lockdep, PROVE_RCU, KASAN), judged against the unpatched run. The
-//! programs are built once, static, from the patched tree (so the tests that
-//! series A adds to these suites run on the unpatched kernel too), and the
-//! same binaries boot on every kernel. The stage fails on:
+//! `--debug` the same programs, less [`LEFT_OUT_ON_DEBUG`], boot a third
+//! time, on the patched debug kernel (lockdep, PROVE_RCU, KASAN), judged
+//! against the unpatched run. The programs are built once, static, from the
+//! patched tree (so the tests that series A adds to these suites run on the
+//! unpatched kernel too), and the same binaries boot on every kernel. The
+//! stage fails on:
 //! - any program or TAP subtest whose result differs between the kernels;
 //! - a program that does not pass on both and is not in [`KNOWN`] with the
 //!   reason (so the list cannot hide a new failure);
