@@ -38,13 +38,6 @@ pub const SUITES: &[&str] = &["proc", "pidfd", "clone3", "pid_namespace", "names
 /// series, with that reason. Printed by every run.
 pub const KNOWN: &[(&str, &str)] = &[
     (
-        "clone3/clone3_cap_checkpoint_restore",
-        "the test sets CAP_CHECKPOINT_RESTORE by writing through its own copy of \
-         libcap's private cap_t layout; Debian 12's libcap 2.66 has an extra \
-         leading field, so the bit lands in another set and cap_set_proc() fails \
-         with EPERM before clone3() is called",
-    ),
-    (
         "pidfd/pidfd_file_handle_test",
         "pidfd file handles need CONFIG_FHANDLE, which the minimal guest \
          kernel leaves out",
