@@ -181,22 +181,23 @@ pub fn run(args: &UpstreamArgs) -> Result<()> {
     Ok(())
 }
 
+/// The reason `list` (such as [`KNOWN`] or [`LEFT_OUT`]) gives for `name`,
+/// if it lists that program.
+fn reason(list: &[(&'static str, &'static str)], name: &str) -> Option<&'static str> {
+    list.iter().find(|(n, _)| *n == name).map(|(_, why)| *why)
+}
+
 /// The programs that also boot on the debug kernel: all but
 /// [`LEFT_OUT_ON_DEBUG`].
 fn on_debug(programs: &[(String, PathBuf)]) -> Vec<(String, PathBuf)> {
-    programs
-        .iter()
-        .filter(
-            |(name, _)| match LEFT_OUT_ON_DEBUG.iter().find(|(n, _)| n == name) {
-                Some((_, why)) => {
-                    step(format!("left out on the debug kernel: {name} ({why})"));
-                    false
-                }
-                None => true,
-            },
-        )
-        .cloned()
-        .collect()
+    let mut kept = Vec::new();
+    for (name, path) in programs {
+        match reason(LEFT_OUT_ON_DEBUG, name) {
+            Some(why) => step(format!("left out on the debug kernel: {name} ({why})")),
+            None => kept.push((name.clone(), path.clone())),
+        }
+    }
+    kept
 }
 
 /// Builds every suite into `target/xtask/upstream-selftests` and returns
@@ -231,7 +232,7 @@ fn build(kernel: &Kernel) -> Result<Vec<(String, PathBuf)>> {
             if is_elf_executable(&path)? {
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
                 let name = format!("{suite}/{name}");
-                if let Some((_, why)) = LEFT_OUT.iter().find(|(n, _)| *n == name) {
+                if let Some(why) = reason(LEFT_OUT, &name) {
                     step(format!("left out: {name} ({why})"));
                     continue;
                 }
@@ -429,7 +430,7 @@ fn judge(
     let mut passed = 0;
     for (name, _) in programs {
         let (b, a) = (&before[name], &after[name]);
-        let known = KNOWN.iter().find(|(k, _)| k == name);
+        let known = reason(KNOWN, name);
         match (b.verdict == "pass" && a.verdict == "pass", known) {
             (true, None) => passed += 1,
             (true, Some(_)) => {
@@ -438,7 +439,7 @@ fn judge(
                     "note: {name} passes on both kernels now; drop it from KNOWN"
                 ));
             }
-            (false, Some((_, why))) => step(format!(
+            (false, Some(why)) => step(format!(
                 "known: {name}: unpatched {}, {label} {} ({why})",
                 b.verdict, a.verdict
             )),
