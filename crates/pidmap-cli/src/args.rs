@@ -229,7 +229,7 @@ impl PidArg {
 /// The longest `--watch` interval: a day.
 const MAX_INTERVAL_SECS: f64 = 86_400.0;
 
-fn parse_interval(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
     let bad = || format!("{s:?} is not a number of seconds between 0.01 and 86400 (like 2 or 0.5)");
     let secs: f64 = s.trim().parse().map_err(|_| bad())?;
     if !(0.01..=MAX_INTERVAL_SECS).contains(&secs) {

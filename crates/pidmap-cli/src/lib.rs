@@ -15,8 +15,13 @@ mod host;
 mod output;
 mod tasks;
 mod top;
+mod top_actions;
+mod top_columns;
+mod top_input;
 mod top_model;
+mod top_state;
 mod top_ui;
+mod top_view;
 mod users;
 
 use std::io::{self, Write};
@@ -207,6 +212,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             let filter = top_model::Filter {
                 pids: pids.clone(),
                 euid: user.as_deref().map(users::uid_of).transpose()?,
+                ..top_model::Filter::default()
             };
             if top_ui::wanted(*batch, cli.json) {
                 let opts = top_ui::Options {

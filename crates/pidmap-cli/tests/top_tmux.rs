@@ -176,17 +176,24 @@ const HEADINGS: [&str; 9] = [
     "PID", "USER", "NI", "S", "RES", "%CPU", "%MEM", "TIME+", "COMMAND",
 ];
 
-/// The table's rows, split into cells, below the headings line.
+/// The table's rows, split into cells: the lines between the headings
+/// line and the bottom line (the key bar or a prompt).
 fn table(screen: &str) -> Vec<Vec<String>> {
-    let mut lines = screen.lines();
-    lines
-        .by_ref()
-        .find(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
         .expect("a headings line");
-    lines
+    lines[at + 1..lines.len() - 1]
+        .iter()
         .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .filter(|cells| !cells.is_empty())
         .collect()
+}
+
+/// The last line: htop's function-key bar, a prompt, or a message.
+fn bottom(screen: &str) -> &str {
+    screen.lines().last().unwrap_or("")
 }
 
 fn column(screen: &str, heading: &str) -> Vec<f64> {
@@ -237,7 +244,8 @@ fn interactive_top_starts_redraws_sorts_and_quits() {
         .iter()
         .position(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
         .unwrap();
-    let room = HEIGHT - headings_at - 1;
+    // Rows fill the screen between the headings and the bottom line.
+    let room = HEIGHT - headings_at - 2;
     assert_eq!(rows, total.min(room), "{first}");
 
     // It redraws on its own.
