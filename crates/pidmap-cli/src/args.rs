@@ -152,7 +152,7 @@ pub enum Cmd {
     /// Show the backend in use, the kernel's support and why.
     Info,
     /// Processes sorted by CPU use, like `top`: interactive on a terminal
-    /// (q quits; P/M/T/N sort by cpu, mem, time, pid; H threads); with -b,
+    /// (htop's and top's keys: h lists them, q or F10 quits); with -b,
     /// --json or a stdout that is not a terminal, every task, one table
     /// per refresh, like `top -b`.
     Top {

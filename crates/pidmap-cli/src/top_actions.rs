@@ -79,6 +79,19 @@ pub fn renice(pid: i32, tids: &[i32], nice: i32) -> String {
     }
 }
 
+/// The nice value `pid` has now (`getpriority`), `None` when it cannot
+/// be read (gone, or not visible).
+pub fn current_nice(pid: i32) -> Option<i32> {
+    let who = libc::id_t::try_from(pid).ok()?;
+    // SAFETY: errno is this thread's; getpriority takes plain integers.
+    // -1 is a valid nice value, so errno tells it from a failure.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, who);
+        (*libc::__errno_location() == 0).then_some(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +106,11 @@ mod tests {
         // Signal 0 to ourselves: allowed, nothing happens.
         let me = i32::try_from(std::process::id()).unwrap();
         assert!(send_signal(me, None, 0).starts_with("sent 0 to"));
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        // SAFETY: getpriority takes plain integers.
+        let mine = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        assert_eq!(current_nice(tid), Some(mine));
+        assert_eq!(current_nice(i32::MAX), None);
     }
 }

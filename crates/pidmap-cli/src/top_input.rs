@@ -236,11 +236,12 @@ impl State {
             KeyCode::F(7) | KeyCode::F(8) => {
                 if let Some(r) = self.current() {
                     let step = if key.code == KeyCode::F(7) { -1 } else { 1 };
+                    let from = (self.nice_of)(r.id).or(r.nice);
                     self.mode = Mode::ConfirmRenice {
                         pid: r.id,
                         name: r.comm.clone(),
-                        from: r.nice,
-                        to: (r.nice.unwrap_or(0) + step).clamp(-20, 19),
+                        from,
+                        to: (from.unwrap_or(0) + step).clamp(-20, 19),
                     };
                 }
             }
@@ -373,7 +374,7 @@ impl State {
                     self.mode = Mode::ConfirmRenice {
                         pid,
                         name: row.map_or_else(String::new, |r| r.comm.clone()),
-                        from: row.and_then(|r| r.nice),
+                        from: (self.nice_of)(pid).or(row.and_then(|r| r.nice)),
                         to: n,
                     };
                 }
@@ -458,6 +459,8 @@ mod tests {
         s.order.key = Column::Pid;
         s.all = crate::top_state::tests::rows(50);
         s.page = 10;
+        // The fake rows' ids are real processes: use the rows' values.
+        s.nice_of = |_| None;
         s.arrange();
         s
     }

@@ -99,6 +99,9 @@ pub struct State {
     /// The status line: the last action's outcome or error.
     pub message: Option<String>,
     pub hits: HitAreas,
+    /// Where a renice starts from: the task's nice value now, not the
+    /// one of the last refresh.
+    pub nice_of: fn(i32) -> Option<i32>,
 }
 
 impl State {
@@ -123,6 +126,7 @@ impl State {
             page: 1,
             message: None,
             hits: HitAreas::default(),
+            nice_of: crate::top_actions::current_nice,
         }
     }
 
