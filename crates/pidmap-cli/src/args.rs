@@ -26,6 +26,10 @@ pub struct Cli {
     /// [default: $PIDMAP_BACKEND, else auto].
     #[arg(long, global = true, value_enum)]
     pub backend: Option<BackendArg>,
+    /// Exit 1 when anything could not be listed or read (each case is
+    /// also a warning on stderr; without --strict the exit status is 0).
+    #[arg(long, global = true)]
+    pub strict: bool,
     /// Where procfs is mounted (also the view pidmap(2) lists through).
     #[arg(long, global = true, value_name = "PATH")]
     pub proc_root: Option<PathBuf>,

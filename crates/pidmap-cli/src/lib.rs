@@ -22,6 +22,7 @@ mod top_model;
 mod top_state;
 mod top_ui;
 mod top_view;
+mod unlisted;
 mod users;
 
 use std::io::{self, Write};
@@ -129,7 +130,12 @@ mod tests {
     }
 }
 
+/// Whether a warning was printed (`--strict` then exits 1).
+static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A warning on stderr: something could not be listed or read.
 fn warn(msg: &str) {
+    WARNED.store(true, std::sync::atomic::Ordering::Relaxed);
     eprintln!("pidmap: warning: {msg}");
 }
 
@@ -160,8 +166,14 @@ fn proc_root(cli: &Cli) -> PathBuf {
 }
 
 /// Run a parsed command, writing to `out`. `Ok(false)`: some targets
-/// failed (each said so on stderr); the exit status is then 1.
+/// failed (each said so on stderr), or, with `--strict`, something could
+/// not be listed or read (a warning said so); the exit status is then 1.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
+    let ok = run_command(cli, out)?;
+    Ok(ok && !(cli.strict && WARNED.load(std::sync::atomic::Ordering::Relaxed)))
+}
+
+fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let kq = |q: Query<'static>, k: &Kthreads| {
         if k.no_kthreads {
             q.without_kthreads()
@@ -307,8 +319,14 @@ fn untargeted(
     } else {
         let mut ids = Vec::new();
         pm.fill(q, &mut ids)?;
-        (ids.into_iter().map(i32::from).collect(), None)
+        (ids.into_iter().map(i32::from).collect::<Vec<i32>>(), None)
     };
+    if tgid {
+        // Every task: say so if the view kept some processes' tasks back.
+        if let Some(w) = unlisted::left_out(&mut pm, &ids)?.warning() {
+            warn(&w);
+        }
+    }
     if cli.json {
         let doc = ListingDoc {
             schema: SCHEMA,

@@ -245,6 +245,12 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
                 (*n, t.percent_since(&before.unwrap_or(*t)))
             })
             .collect();
+        summary.left_out = if state.threads {
+            let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
+            crate::unlisted::left_out(&mut pm, &tids)?.warning()
+        } else {
+            None
+        };
         state.all = top_model::rows(
             &infos,
             &prev,

@@ -30,6 +30,9 @@ pub struct Summary {
     pub counts: StateCounts,
     /// The first refresh comes after this.
     pub first_refresh: std::time::Duration,
+    /// In the thread view: the warning that some processes' tasks could
+    /// not be listed (never silent).
+    pub left_out: Option<String>,
 }
 
 /// htop's function-key bar.
@@ -135,6 +138,9 @@ fn status(state: &State, s: &Summary) -> String {
     }
     for f in &state.filter.fields {
         parts.push(format!("{} filter", f.column.heading()));
+    }
+    if let Some(w) = &s.left_out {
+        parts.push(format!("warning: {w}"));
     }
     parts.push("h help".into());
     parts.join(" · ")
