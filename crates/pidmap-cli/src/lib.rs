@@ -35,7 +35,7 @@ use serde::Serialize;
 
 pub use args::{ArgsColumn, BackendArg, Cli, Cmd, Columns, Kthreads, PidArg, TaskListing};
 use columns::Reader;
-pub use output::{escape, SCHEMA};
+pub use output::{escape, OutputWriter, SCHEMA};
 use tasks::TaskRows;
 
 /// The clap command, for completions and man pages.
@@ -65,8 +65,9 @@ pub fn error_line(e: &anyhow::Error) -> String {
             .into();
     }
     if let Some(PmError::SyscallUnavailable(s)) = e.downcast_ref::<PmError>() {
+        // The reason says what is missing; the line says it once.
         return format!(
-            "the pidmap(2)/fdmap(2) system calls are unavailable ({}); \
+            "the syscall backend cannot be used: {}; \
              --backend auto or procfs reads /proc instead",
             s.reason()
         );
@@ -147,16 +148,50 @@ fn open(cli: &Cli) -> Result<Pidmap> {
 /// when `keep_files` (`pidmap top`, which refreshes every task in a loop).
 fn open_with(cli: &Cli, keep_files: bool) -> Result<Pidmap> {
     let mut b = Pidmap::builder().keep_files(keep_files);
-    match cli.backend {
-        Some(backend) => b = b.backend(backend.into()),
-        // PIDMAP_BACKEND is the default for --backend (the library reads
-        // it only when asked).
-        None => b = b.backend_from_env()?,
+    if let Some(backend) = requested_backend(cli)? {
+        b = b.backend(backend);
     }
     if let Some(root) = &cli.proc_root {
         b = b.proc_root(root);
     }
     Ok(b.build()?)
+}
+
+/// A usage error found after parsing (exit status 2, as clap's).
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The exit status for an error: 2 for a usage error, else 1.
+pub fn exit_status(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<UsageError>().is_some() {
+        2
+    } else {
+        1
+    }
+}
+
+/// `--backend`, else `PIDMAP_BACKEND` (the library reads it only when
+/// asked), else `None` (auto). A bad `PIDMAP_BACKEND` is a usage error.
+fn requested_backend(cli: &Cli) -> Result<Option<Backend>> {
+    if let Some(b) = cli.backend {
+        return Ok(Some(b.into()));
+    }
+    Backend::from_env().map_err(|_| {
+        let value = std::env::var_os(pidmap::BACKEND_ENV).unwrap_or_default();
+        anyhow::Error::new(UsageError(format!(
+            "{}={:?} is not a backend: use auto, syscall or procfs",
+            pidmap::BACKEND_ENV,
+            value.to_string_lossy()
+        )))
+    })
 }
 
 fn proc_root(cli: &Cli) -> PathBuf {
@@ -252,10 +287,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             .map(|()| true)
         }
         Cmd::Bench { iterations } => {
-            let requested = match cli.backend {
-                Some(b) => Some(b.into()),
-                None => Backend::from_env()?,
-            };
+            let requested = requested_backend(cli)?;
             bench::run(requested, &proc_root(cli), *iterations, cli.json, out).map(|()| true)
         }
     }
@@ -515,6 +547,9 @@ fn targeted(
         doc.ids = ids;
         docs.push(doc);
     }
+    // Every target failed (each said why on stderr): no table header
+    // above nothing.
+    let any_listed = docs.iter().any(|d| d.status == "ok");
     if cli.json {
         let doc = TargetedDoc {
             schema: SCHEMA,
@@ -523,6 +558,7 @@ fn targeted(
             targets: docs,
         };
         output::json(out, &doc)?;
+    } else if !any_listed {
     } else if columns.long {
         match what {
             What::Fds => output::fd_table(out, &fd_rows_all, !columns.no_headers)?,
@@ -584,10 +620,7 @@ struct Numbers {
 }
 
 fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
-    let requested: Backend = match cli.backend {
-        Some(b) => b.into(),
-        None => Backend::from_env()?.unwrap_or_default(),
-    };
+    let requested: Backend = requested_backend(cli)?.unwrap_or_default();
     // The kernel's answer, unless the user said not to probe.
     let support = (requested != Backend::Procfs).then(pidmap::kernel_support);
     let built = open(cli);
@@ -597,7 +630,9 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             pm.detection().reason(),
             pm.proc_root().is_some(),
         ),
-        Err(e) => (None, error_line(e), false),
+        // Whether the proc root is a mounted procfs does not depend on
+        // the backend that failed: ask a /proc handle.
+        Err(e) => (None, error_line(e), procfs_view(cli)),
     };
     let doc = InfoDoc {
         schema: SCHEMA,
@@ -656,5 +691,17 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         }
     }
     out.flush()?;
-    built.map(|_| true)
+    // A failure is in the report (`reason`), on stdout; it is not said
+    // again on stderr, and the exit status is 1.
+    Ok(built.is_ok())
+}
+
+/// Whether the proc root is a mounted procfs of this pid namespace, as a
+/// /proc handle finds it.
+fn procfs_view(cli: &Cli) -> bool {
+    let mut b = Pidmap::builder().backend(Backend::Procfs);
+    if let Some(root) = &cli.proc_root {
+        b = b.proc_root(root);
+    }
+    b.build().is_ok_and(|pm| pm.proc_root().is_some())
 }
