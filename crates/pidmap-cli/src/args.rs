@@ -26,6 +26,10 @@ pub struct Cli {
     /// [default: $PIDMAP_BACKEND, else auto].
     #[arg(long, global = true, value_enum)]
     pub backend: Option<BackendArg>,
+    /// Exit 1 when anything could not be listed or read (each case is
+    /// also a warning on stderr; without --strict the exit status is 0).
+    #[arg(long, global = true)]
+    pub strict: bool,
     /// Where procfs is mounted (also the view pidmap(2) lists through).
     #[arg(long, global = true, value_name = "PATH")]
     pub proc_root: Option<PathBuf>,
@@ -152,7 +156,7 @@ pub enum Cmd {
     /// Show the backend in use, the kernel's support and why.
     Info,
     /// Processes sorted by CPU use, like `top`: interactive on a terminal
-    /// (q quits; P/M/T/N sort by cpu, mem, time, pid; H threads); with -b,
+    /// (htop's and top's keys: h lists them, q or F10 quits); with -b,
     /// --json or a stdout that is not a terminal, every task, one table
     /// per refresh, like `top -b`.
     Top {
@@ -229,7 +233,7 @@ impl PidArg {
 /// The longest `--watch` interval: a day.
 const MAX_INTERVAL_SECS: f64 = 86_400.0;
 
-fn parse_interval(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
     let bad = || format!("{s:?} is not a number of seconds between 0.01 and 86400 (like 2 or 0.5)");
     let secs: f64 = s.trim().parse().map_err(|_| bad())?;
     if !(0.01..=MAX_INTERVAL_SECS).contains(&secs) {

@@ -43,6 +43,24 @@ impl CpuTicks {
             .lines()
             .find(|l| l.starts_with("cpu "))
             .ok_or_else(|| anyhow!("no `cpu` line"))?;
+        CpuTicks::parse_line(line)
+    }
+
+    /// The `cpuN` lines of `/proc/stat`'s text, one per online CPU, in
+    /// order (top's `1`).
+    pub fn parse_each(stat: &str) -> Result<Vec<(u32, CpuTicks)>> {
+        stat.lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix("cpu")?;
+                // `cpu0 ...`, not the aggregate `cpu  ...`.
+                let n: u32 = rest.split(' ').next()?.parse().ok()?;
+                Some((n, l))
+            })
+            .map(|(n, l)| Ok((n, CpuTicks::parse_line(l)?)))
+            .collect()
+    }
+
+    fn parse_line(line: &str) -> Result<CpuTicks> {
         let mut fields = line.split_ascii_whitespace().skip(1).map(|f| {
             f.parse::<u64>()
                 .map_err(|_| anyhow!("bad number {f:?} in the `cpu` line"))
@@ -213,11 +231,13 @@ pub fn format_uptime(up: Duration) -> String {
 }
 
 /// One reading of all four files.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Host {
     pub uptime: Duration,
     pub load: Load,
     pub cpu: CpuTicks,
+    /// Each CPU's ticks, by CPU number.
+    pub per_cpu: Vec<(u32, CpuTicks)>,
     pub memory: Memory,
 }
 
@@ -231,10 +251,14 @@ impl Host {
         let parsed = |name: &str, e: anyhow::Error| {
             e.context(format!("parsing {}", proc_root.join(name).display()))
         };
+        let uptime = parse_uptime(&text("uptime")?).map_err(|e| parsed("uptime", e))?;
+        let load = Load::parse(&text("loadavg")?).map_err(|e| parsed("loadavg", e))?;
+        let stat = text("stat")?;
         Ok(Host {
-            uptime: parse_uptime(&text("uptime")?).map_err(|e| parsed("uptime", e))?,
-            load: Load::parse(&text("loadavg")?).map_err(|e| parsed("loadavg", e))?,
-            cpu: CpuTicks::parse(&text("stat")?).map_err(|e| parsed("stat", e))?,
+            uptime,
+            load,
+            cpu: CpuTicks::parse(&stat).map_err(|e| parsed("stat", e))?,
+            per_cpu: CpuTicks::parse_each(&stat).map_err(|e| parsed("stat", e))?,
             memory: Memory::parse(&text("meminfo")?).map_err(|e| parsed("meminfo", e))?,
         })
     }
@@ -268,6 +292,10 @@ mod tests {
         assert!(CpuTicks::parse("cpu  1 2 3\n").is_err());
         assert!(CpuTicks::parse("cpu  1 2 x 4 5 6 7 8\n").is_err());
         assert!(CpuTicks::parse("").is_err());
+        let each = CpuTicks::parse_each(STAT).unwrap();
+        assert_eq!(each.len(), 1);
+        assert_eq!((each[0].0, each[0].1.user, each[0].1.steal), (0, 6532, 470));
+        assert!(CpuTicks::parse_each("cpu0 1 2\n").is_err());
     }
 
     #[test]
@@ -347,6 +375,16 @@ mod tests {
         let h = Host::read(Path::new("/proc")).unwrap();
         assert!(h.memory.total > 0 && h.memory.used() <= h.memory.total);
         assert!(h.uptime > Duration::ZERO);
+        let online = std::fs::read_dir("/sys/devices/system/cpu")
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix("cpu")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count();
+        assert!(!h.per_cpu.is_empty() && h.per_cpu.len() <= online, "{h:?}");
         let e = Host::read(Path::new("/nonexistent")).unwrap_err();
         assert!(format!("{e:#}").contains("/nonexistent/uptime"), "{e:#}");
     }

@@ -15,8 +15,14 @@ mod host;
 mod output;
 mod tasks;
 mod top;
+mod top_actions;
+mod top_columns;
+mod top_input;
 mod top_model;
+mod top_state;
 mod top_ui;
+mod top_view;
+mod unlisted;
 mod users;
 
 use std::io::{self, Write};
@@ -29,7 +35,7 @@ use serde::Serialize;
 
 pub use args::{ArgsColumn, BackendArg, Cli, Cmd, Columns, Kthreads, PidArg, TaskListing};
 use columns::Reader;
-pub use output::{escape, SCHEMA};
+pub use output::{escape, OutputWriter, SCHEMA};
 use tasks::TaskRows;
 
 /// The clap command, for completions and man pages.
@@ -59,8 +65,9 @@ pub fn error_line(e: &anyhow::Error) -> String {
             .into();
     }
     if let Some(PmError::SyscallUnavailable(s)) = e.downcast_ref::<PmError>() {
+        // The reason says what is missing; the line says it once.
         return format!(
-            "the pidmap(2)/fdmap(2) system calls are unavailable ({}); \
+            "the syscall backend cannot be used: {}; \
              --backend auto or procfs reads /proc instead",
             s.reason()
         );
@@ -124,7 +131,12 @@ mod tests {
     }
 }
 
+/// Whether a warning was printed (`--strict` then exits 1).
+static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A warning on stderr: something could not be listed or read.
 fn warn(msg: &str) {
+    WARNED.store(true, std::sync::atomic::Ordering::Relaxed);
     eprintln!("pidmap: warning: {msg}");
 }
 
@@ -136,16 +148,50 @@ fn open(cli: &Cli) -> Result<Pidmap> {
 /// when `keep_files` (`pidmap top`, which refreshes every task in a loop).
 fn open_with(cli: &Cli, keep_files: bool) -> Result<Pidmap> {
     let mut b = Pidmap::builder().keep_files(keep_files);
-    match cli.backend {
-        Some(backend) => b = b.backend(backend.into()),
-        // PIDMAP_BACKEND is the default for --backend (the library reads
-        // it only when asked).
-        None => b = b.backend_from_env()?,
+    if let Some(backend) = requested_backend(cli)? {
+        b = b.backend(backend);
     }
     if let Some(root) = &cli.proc_root {
         b = b.proc_root(root);
     }
     Ok(b.build()?)
+}
+
+/// A usage error found after parsing (exit status 2, as clap's).
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The exit status for an error: 2 for a usage error, else 1.
+pub fn exit_status(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<UsageError>().is_some() {
+        2
+    } else {
+        1
+    }
+}
+
+/// `--backend`, else `PIDMAP_BACKEND` (the library reads it only when
+/// asked), else `None` (auto). A bad `PIDMAP_BACKEND` is a usage error.
+fn requested_backend(cli: &Cli) -> Result<Option<Backend>> {
+    if let Some(b) = cli.backend {
+        return Ok(Some(b.into()));
+    }
+    Backend::from_env().map_err(|_| {
+        let value = std::env::var_os(pidmap::BACKEND_ENV).unwrap_or_default();
+        anyhow::Error::new(UsageError(format!(
+            "{}={:?} is not a backend: use auto, syscall or procfs",
+            pidmap::BACKEND_ENV,
+            value.to_string_lossy()
+        )))
+    })
 }
 
 fn proc_root(cli: &Cli) -> PathBuf {
@@ -155,8 +201,14 @@ fn proc_root(cli: &Cli) -> PathBuf {
 }
 
 /// Run a parsed command, writing to `out`. `Ok(false)`: some targets
-/// failed (each said so on stderr); the exit status is then 1.
+/// failed (each said so on stderr), or, with `--strict`, something could
+/// not be listed or read (a warning said so); the exit status is then 1.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
+    let ok = run_command(cli, out)?;
+    Ok(ok && !(cli.strict && WARNED.load(std::sync::atomic::Ordering::Relaxed)))
+}
+
+fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let kq = |q: Query<'static>, k: &Kthreads| {
         if k.no_kthreads {
             q.without_kthreads()
@@ -207,6 +259,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             let filter = top_model::Filter {
                 pids: pids.clone(),
                 euid: user.as_deref().map(users::uid_of).transpose()?,
+                ..top_model::Filter::default()
             };
             if top_ui::wanted(*batch, cli.json) {
                 let opts = top_ui::Options {
@@ -234,10 +287,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             .map(|()| true)
         }
         Cmd::Bench { iterations } => {
-            let requested = match cli.backend {
-                Some(b) => Some(b.into()),
-                None => Backend::from_env()?,
-            };
+            let requested = requested_backend(cli)?;
             bench::run(requested, &proc_root(cli), *iterations, cli.json, out).map(|()| true)
         }
     }
@@ -301,8 +351,14 @@ fn untargeted(
     } else {
         let mut ids = Vec::new();
         pm.fill(q, &mut ids)?;
-        (ids.into_iter().map(i32::from).collect(), None)
+        (ids.into_iter().map(i32::from).collect::<Vec<i32>>(), None)
     };
+    if tgid {
+        // Every task: say so if the view kept some processes' tasks back.
+        if let Some(w) = unlisted::left_out(&mut pm, &ids)?.warning() {
+            warn(&w);
+        }
+    }
     if cli.json {
         let doc = ListingDoc {
             schema: SCHEMA,
@@ -491,6 +547,9 @@ fn targeted(
         doc.ids = ids;
         docs.push(doc);
     }
+    // Every target failed (each said why on stderr): no table header
+    // above nothing.
+    let any_listed = docs.iter().any(|d| d.status == "ok");
     if cli.json {
         let doc = TargetedDoc {
             schema: SCHEMA,
@@ -499,6 +558,7 @@ fn targeted(
             targets: docs,
         };
         output::json(out, &doc)?;
+    } else if !any_listed {
     } else if columns.long {
         match what {
             What::Fds => output::fd_table(out, &fd_rows_all, !columns.no_headers)?,
@@ -560,10 +620,7 @@ struct Numbers {
 }
 
 fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
-    let requested: Backend = match cli.backend {
-        Some(b) => b.into(),
-        None => Backend::from_env()?.unwrap_or_default(),
-    };
+    let requested: Backend = requested_backend(cli)?.unwrap_or_default();
     // The kernel's answer, unless the user said not to probe.
     let support = (requested != Backend::Procfs).then(pidmap::kernel_support);
     let built = open(cli);
@@ -573,7 +630,9 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             pm.detection().reason(),
             pm.proc_root().is_some(),
         ),
-        Err(e) => (None, error_line(e), false),
+        // Whether the proc root is a mounted procfs does not depend on
+        // the backend that failed: ask a /proc handle.
+        Err(e) => (None, error_line(e), procfs_view(cli)),
     };
     let doc = InfoDoc {
         schema: SCHEMA,
@@ -632,5 +691,17 @@ fn info(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         }
     }
     out.flush()?;
-    built.map(|_| true)
+    // A failure is in the report (`reason`), on stdout; it is not said
+    // again on stderr, and the exit status is 1.
+    Ok(built.is_ok())
+}
+
+/// Whether the proc root is a mounted procfs of this pid namespace, as a
+/// /proc handle finds it.
+fn procfs_view(cli: &Cli) -> bool {
+    let mut b = Pidmap::builder().backend(Backend::Procfs);
+    if let Some(root) = &cli.proc_root {
+        b = b.proc_root(root);
+    }
+    b.build().is_ok_and(|pm| pm.proc_root().is_some())
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = pidmap_cli::parse();
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(pidmap_cli::OutputWriter(stdout.lock()));
     let result = pidmap_cli::run(&cli, &mut out).and_then(|ok| {
         out.flush()?;
         Ok(ok)
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         Err(e) => {
             std::mem::forget(out);
             eprintln!("pidmap: {}", pidmap_cli::error_line(&e));
-            ExitCode::FAILURE
+            ExitCode::from(pidmap_cli::exit_status(&e))
         }
     }
 }

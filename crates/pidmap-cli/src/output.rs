@@ -10,6 +10,27 @@ use crate::clock;
 use crate::columns::{FdRow, Status};
 use crate::tasks::TaskRow;
 
+/// Standard output, whose write errors say that they happened writing
+/// the output (`writing the output: No space left on device`); the
+/// error kind is kept, so a closed pipe is still told apart.
+pub struct OutputWriter<W: Write>(pub W);
+
+impl<W: Write> OutputWriter<W> {
+    fn labelled(e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("writing the output: {e}"))
+    }
+}
+
+impl<W: Write> Write for OutputWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(Self::labelled)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(Self::labelled)
+    }
+}
+
 /// The version of the JSON documents; bumped on any incompatible change.
 pub const SCHEMA: u32 = 2;
 

@@ -13,6 +13,8 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::output::{self, escape, json_name, nanos, SCHEMA};
+use crate::top_model::{self, StateCounts};
+use crate::unlisted;
 
 /// What a refresh needs of each task.
 const FIELDS: InfoFields = InfoFields::TGID
@@ -66,15 +68,20 @@ pub fn run(
         iteration += 1;
         std::thread::sleep(opts.interval);
         pm.fill_info(q, fields, &mut infos)?;
-        infos.retain(keep);
         let now = Instant::now();
+        let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
+        if let Some(w) = unlisted::left_out(&mut pm, &tids)?.warning() {
+            crate::warn(&format!("refresh {}: {w}", iteration));
+        }
+        let counts = StateCounts::of(infos.iter().map(top_model::state_letter));
+        infos.retain(keep);
         let elapsed = now - prev_at;
         let rows = rank(&infos, &prev);
         let via = pm.info_backend()?;
         if opts.json {
             json_refresh(out, &pm, via, iteration, opts.interval, elapsed, &rows)?;
         } else {
-            table(out, via, elapsed, &rows)?;
+            table(out, via, elapsed, &counts, &rows)?;
         }
         out.flush()?;
         prev = sample(&infos);
@@ -119,46 +126,28 @@ fn percent(delta: Duration, elapsed: Duration) -> f64 {
     delta.as_secs_f64() * 100.0 / elapsed.as_secs_f64()
 }
 
-/// Tasks per state letter, in top's order of interest.
-fn states(rows: &[Row]) -> Vec<(char, usize)> {
-    let mut counts: Vec<(char, usize)> = Vec::new();
-    for r in rows {
-        let s = r.info.state.map_or('?', char::from);
-        match counts.iter_mut().find(|(c, _)| *c == s) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((s, 1)),
-        }
-    }
-    counts.sort_by_key(|(c, _)| "RDSIZTtXP?".find(*c).unwrap_or(usize::MAX));
-    counts
-}
-
-fn state_name(s: char) -> &'static str {
-    match s {
-        'R' => "running",
-        'S' => "sleeping",
-        'D' => "disk sleep",
-        'I' => "idle",
-        'Z' => "zombie",
-        'T' => "stopped",
-        't' => "traced",
-        'X' => "dead",
-        'P' => "parked",
-        _ => "unknown",
-    }
-}
-
-fn table(out: &mut dyn Write, via: ActiveBackend, elapsed: Duration, rows: &[Row]) -> Result<()> {
+/// The batch table. Its `Tasks:` line counts every task listed, before
+/// `-p` and `-u`, by the same rule as the interactive header (procps top's:
+/// D and I are sleeping, t is stopped); `shown` is how many rows follow.
+fn table(
+    out: &mut dyn Write,
+    via: ActiveBackend,
+    elapsed: Duration,
+    counts: &StateCounts,
+    rows: &[Row],
+) -> Result<()> {
     let now = clock::epoch_now().map_or_else(|| "?".into(), clock::clock_time);
-    let states: Vec<String> = states(rows)
-        .iter()
-        .map(|(c, n)| format!("{n} {}", state_name(*c)))
-        .collect();
+    let c = counts;
     writeln!(
         out,
-        "pidmap top - {now}, {} tasks: {}; {:.2} s interval, records via {via}",
+        "pidmap top - {now}, Tasks: {} total, {} running, {} sleeping, {} stopped, {} zombie; \
+         {} shown; {:.2} s interval, records via {via}",
+        c.total,
+        c.running,
+        c.sleeping,
+        c.stopped,
+        c.zombie,
         rows.len(),
-        states.join(", "),
         elapsed.as_secs_f64()
     )?;
     writeln!(

@@ -1,10 +1,9 @@
-//! The interactive `pidmap top` (ratatui on crossterm): a summary header
-//! as procps top prints it, then a terminal-sized table of processes (or
-//! threads, `H`), sorted by `P` cpu, `M` mem, `T` time, `N` pid, `<`/`>`
-//! and `R` reversed; `q` or Ctrl-C quits. The terminal is restored on
-//! every way out: quitting, an error, a panic, and SIGTERM, SIGHUP or
-//! SIGINT (after which the process dies of that signal, as it would
-//! have without the handler).
+//! The interactive `pidmap top` (ratatui on crossterm): the event loop
+//! and the terminal. It samples, hands keys and mouse events to
+//! [`State`] (`top_input`), does what they ask (`top_actions`) and draws
+//! (`top_view`). The terminal is restored on every way out: quitting, an
+//! error, a panic, and SIGTERM, SIGHUP or SIGINT (after which the process
+//! dies of that signal, as it would have without the handler).
 
 use std::io;
 use std::path::PathBuf;
@@ -12,19 +11,18 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
-use pidmap::{InfoFields, Pidmap, Query, TaskInfo};
+use pidmap::{InfoFields, Pid, Pidmap, Query, Target, TaskInfo};
 use ratatui::backend::CrosstermBackend;
-use ratatui::layout::{Constraint, Layout};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
-use ratatui::{Frame, Terminal};
+use ratatui::Terminal;
 
-use crate::clock;
-use crate::host::{format_uptime, CpuPercent, Host};
-use crate::top_model::{self, Filter, Order, Sample, SortKey, StateCounts, TopRow};
+use crate::host::Host;
+use crate::top_actions;
+use crate::top_input::Effect;
+use crate::top_model::{self, Filter, Sample, StateCounts};
+use crate::top_state::State;
+use crate::top_view::{self, Summary};
 use crate::users::Names;
 
 /// What a refresh needs of each task.
@@ -35,7 +33,9 @@ const FIELDS: InfoFields = InfoFields::TGID
     .union(InfoFields::COMM)
     .union(InfoFields::UIDS)
     .union(InfoFields::NICE)
-    .union(InfoFields::RSS);
+    .union(InfoFields::RSS)
+    .union(InfoFields::PPID)
+    .union(InfoFields::NUM_THREADS);
 
 /// The first refresh comes this soon (or after the interval, if shorter),
 /// so that the screen fills at once with real deltas.
@@ -114,8 +114,13 @@ impl TerminalGuard {
         terminal::enable_raw_mode().context("switching the terminal to raw mode")?;
         // From here on, Drop undoes whatever part was done.
         let guard = TerminalGuard;
-        crossterm::execute!(io::stdout(), EnterAlternateScreen, crossterm::cursor::Hide)
-            .context("entering the alternate screen")?;
+        crossterm::execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            crossterm::cursor::Hide,
+            EnableMouseCapture
+        )
+        .context("entering the alternate screen")?;
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore();
@@ -128,7 +133,12 @@ impl TerminalGuard {
 /// Leave the alternate screen, show the cursor, leave raw mode; each
 /// step is harmless when already done.
 fn restore() {
-    let _ = crossterm::execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = crossterm::execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
     let _ = terminal::disable_raw_mode();
 }
 
@@ -138,37 +148,30 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// The state of the screen between refreshes.
-struct Screen {
-    opts: Options,
-    order: Order,
-    threads: bool,
-    rows: Vec<TopRow>,
-    host: Option<Host>,
-    cpu: CpuPercent,
-    refreshes: u32,
-    names: Names,
-}
-
 pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
     let mut infos: Vec<TaskInfo> = Vec::new();
-    let mut screen = Screen {
-        order: Order {
-            key: SortKey::Cpu,
-            reversed: false,
-        },
-        threads: opts.threads,
-        rows: Vec::new(),
-        host: None,
-        cpu: CpuPercent::default(),
-        refreshes: 0,
-        names: Names::default(),
-        opts,
+    let mut state = State::new(opts.filter.clone(), opts.threads, opts.interval);
+    let mut summary = Summary {
+        first_refresh: FIRST_REFRESH.min(opts.interval),
+        ..Summary::default()
+    };
+    let mut names = Names::default();
+    let query = |threads: bool| {
+        let q = if threads {
+            Query::all_tasks()
+        } else {
+            Query::processes()
+        };
+        if opts.no_kthreads {
+            q.without_kthreads()
+        } else {
+            q
+        }
     };
     // The baseline sample, before the terminal changes, so that a first
     // error is a plain message.
-    let mut host = Host::read(&screen.opts.proc_root)?;
-    pm.fill_info(screen.query(), FIELDS, &mut infos)?;
+    let mut host = Host::read(&opts.proc_root)?;
+    pm.fill_info(query(state.threads), FIELDS, &mut infos)?;
     let mut prev = Sample::of(&infos);
     let mut prev_at = Instant::now();
 
@@ -179,8 +182,8 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
     let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     let mut term = Terminal::new(CrosstermBackend::new(out))?;
     term.clear()?;
-    let mut next = prev_at + FIRST_REFRESH.min(screen.opts.interval);
-    term.draw(|f| screen.draw(f))?;
+    let mut next = prev_at + summary.first_refresh;
+    term.draw(|f| top_view::draw(f, &mut state, &summary))?;
     loop {
         let sig = PENDING_SIGNAL.load(Ordering::Relaxed);
         if sig != 0 {
@@ -190,236 +193,98 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         }
         let wait = next.saturating_duration_since(Instant::now());
         if event::poll(wait.min(SIGNAL_CHECK))? {
-            match event::read()? {
-                Event::Key(key) if key.kind == KeyEventKind::Press => match screen.key(key) {
-                    Action::Quit => return Ok(()),
-                    Action::Redraw => {}
-                    Action::Resample => {
-                        // The other view's tasks: a fresh baseline, and
-                        // a refresh soon.
-                        pm.fill_info(screen.query(), FIELDS, &mut infos)?;
-                        prev = Sample::of(&infos);
-                        prev_at = Instant::now();
-                        screen.rows.clear();
-                        next = prev_at + FIRST_REFRESH.min(screen.opts.interval);
-                    }
-                },
-                _ => {}
+            let effect = match event::read()? {
+                Event::Key(key) if key.kind == KeyEventKind::Press => state.key(key),
+                Event::Mouse(m) => state.mouse(m),
+                _ => Effect::Redraw, // a resize, among others
+            };
+            match effect {
+                Effect::Quit => return Ok(()),
+                Effect::Redraw => {}
+                Effect::Resample => {
+                    // The other view's tasks: a fresh baseline, and a
+                    // refresh soon.
+                    pm.fill_info(query(state.threads), FIELDS, &mut infos)?;
+                    prev = Sample::of(&infos);
+                    prev_at = Instant::now();
+                    state.all.clear();
+                    state.arrange();
+                    next = prev_at + FIRST_REFRESH.min(state.interval);
+                }
+                Effect::Signal {
+                    pid,
+                    thread_of,
+                    sig,
+                } => {
+                    state.message = Some(top_actions::send_signal(pid, thread_of, sig));
+                    // Show what the signal did soon.
+                    next = next.min(Instant::now() + FIRST_REFRESH);
+                }
+                Effect::Renice { pid, to } => {
+                    state.message = Some(renice(&mut pm, state.threads, pid, to));
+                    next = next.min(Instant::now() + FIRST_REFRESH);
+                }
+                Effect::Delay(d) => next = Instant::now() + d,
             }
-            sort_rows(&mut screen);
-            term.draw(|f| screen.draw(f))?;
+            term.draw(|f| top_view::draw(f, &mut state, &summary))?;
             continue;
         }
         if Instant::now() < next {
             continue; // woke to look for a signal
         }
         // Time for a refresh.
-        let now_host = Host::read(&screen.opts.proc_root)?;
-        pm.fill_info(screen.query(), FIELDS, &mut infos)?;
+        let now_host = Host::read(&opts.proc_root)?;
+        pm.fill_info(query(state.threads), FIELDS, &mut infos)?;
         let now = Instant::now();
-        screen.cpu = now_host.cpu.percent_since(&host.cpu);
-        screen.rows = top_model::rows(
+        summary.cpu = now_host.cpu.percent_since(&host.cpu);
+        summary.cpus = now_host
+            .per_cpu
+            .iter()
+            .map(|(n, t)| {
+                let before = host.per_cpu.iter().find(|(m, _)| m == n).map(|(_, b)| *b);
+                (*n, t.percent_since(&before.unwrap_or(*t)))
+            })
+            .collect();
+        summary.left_out = if state.threads {
+            let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
+            crate::unlisted::left_out(&mut pm, &tids)?.warning()
+        } else {
+            None
+        };
+        state.all = top_model::rows(
             &infos,
             &prev,
             now - prev_at,
             now_host.memory.total,
-            &screen.opts.filter,
-            screen.order,
+            &mut |uid| names.name(uid).to_string(),
         );
-        screen.host = Some(now_host);
-        screen.refreshes += 1;
+        summary.counts = StateCounts::of(state.all.iter().map(|r| r.state));
+        state.arrange();
+        summary.refreshes += 1;
+        summary.host = Some(now_host.clone());
         host = now_host;
         prev = Sample::of(&infos);
         prev_at = now;
-        next = now + screen.opts.interval;
-        term.draw(|f| screen.draw(f))?;
-        if screen.opts.iterations == Some(screen.refreshes) {
+        next = now + state.interval;
+        term.draw(|f| top_view::draw(f, &mut state, &summary))?;
+        if opts.iterations == Some(summary.refreshes) {
             return Ok(());
         }
     }
 }
 
-fn sort_rows(screen: &mut Screen) {
-    top_model::sort(&mut screen.rows, screen.order);
-}
-
-/// What a key asks for.
-enum Action {
-    Quit,
-    Redraw,
-    /// The set of tasks changed (process/thread view).
-    Resample,
-}
-
-impl Screen {
-    fn query(&self) -> Query<'static> {
-        let q = if self.threads {
-            Query::all_tasks()
-        } else {
-            Query::processes()
-        };
-        if self.opts.no_kthreads {
-            q.without_kthreads()
-        } else {
-            q
+/// Renice `pid`: in the process view every thread of the process (Linux
+/// sets one thread's nice value per call), in the thread view that one.
+fn renice(pm: &mut Pidmap, threads: bool, pid: i32, to: i32) -> String {
+    let mut tids = vec![pid];
+    if !threads {
+        let mut ids = Vec::new();
+        match pm.fill(Query::threads(Target::Pid(Pid::from_raw(pid))), &mut ids) {
+            Ok(()) => tids = ids.into_iter().map(i32::from).collect(),
+            Err(e) => return format!("renice {pid}: {}", crate::error_line(&e.into())),
         }
     }
-
-    fn key(&mut self, key: KeyEvent) -> Action {
-        let KeyCode::Char(c) = key.code else {
-            return if key.code == KeyCode::Esc {
-                Action::Quit
-            } else {
-                Action::Redraw
-            };
-        };
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return if c == 'c' {
-                Action::Quit
-            } else {
-                Action::Redraw
-            };
-        }
-        if let Some(k) = SortKey::from_letter(c) {
-            self.order.key = k;
-            return Action::Redraw;
-        }
-        match c {
-            'q' => Action::Quit,
-            '<' | '>' => {
-                self.order.key = self.order.key.moved(c == '>');
-                Action::Redraw
-            }
-            'R' => {
-                self.order.reversed = !self.order.reversed;
-                Action::Redraw
-            }
-            'H' => {
-                self.threads = !self.threads;
-                Action::Resample
-            }
-            _ => Action::Redraw,
-        }
-    }
-
-    fn header(&self) -> Vec<Line<'static>> {
-        let clock = clock::epoch_now().map_or_else(|| "?".into(), clock::clock_time);
-        let Some(h) = &self.host else {
-            return vec![Line::from(format!(
-                "pidmap top - {clock}, sampling for {:.1} s…",
-                FIRST_REFRESH.min(self.opts.interval).as_secs_f64()
-            ))];
-        };
-        let c = StateCounts::of(&self.rows);
-        let p = &self.cpu;
-        let m = &h.memory;
-        let mib = |kib: u64| kib as f64 / 1024.0;
-        vec![
-            Line::from(format!(
-                "pidmap top - {clock} {}, load average: {:.2}, {:.2}, {:.2}",
-                format_uptime(h.uptime),
-                h.load.0,
-                h.load.1,
-                h.load.2
-            )),
-            Line::from(format!(
-                "{}: {:>4} total, {:>4} running, {:>4} sleeping, {:>4} stopped, {:>4} zombie",
-                if self.threads { "Threads" } else { "Tasks" },
-                c.total,
-                c.running,
-                c.sleeping,
-                c.stopped,
-                c.zombie
-            )),
-            Line::from(format!(
-                "%Cpu(s): {:>5.1} us, {:>5.1} sy, {:>5.1} ni, {:>5.1} id, {:>5.1} wa, {:>5.1} hi, {:>5.1} si, {:>5.1} st",
-                p.user, p.system, p.nice, p.idle, p.iowait, p.irq, p.softirq, p.steal
-            )),
-            Line::from(format!(
-                "MiB Mem : {:>9.1} total, {:>9.1} free, {:>9.1} used, {:>9.1} buff/cache",
-                mib(m.total),
-                mib(m.free),
-                mib(m.used()),
-                mib(m.buff_cache)
-            )),
-            Line::from(format!(
-                "MiB Swap: {:>9.1} total, {:>9.1} free, {:>9.1} used. {:>9.1} avail Mem",
-                mib(m.swap_total),
-                mib(m.swap_free),
-                mib(m.swap_used()),
-                mib(m.available)
-            )),
-            Line::from(format!(
-                "sort {}{} · {} · refresh {} every {:.1} s · q quit, P/M/T/N sort, </> column, R reverse, H threads",
-                self.order.key.heading(),
-                if self.order.reversed { " (reversed)" } else { "" },
-                if self.threads { "threads" } else { "processes" },
-                self.refreshes,
-                self.opts.interval.as_secs_f64()
-            )),
-        ]
-    }
-
-    fn draw(&mut self, f: &mut Frame<'_>) {
-        let header = self.header();
-        let [top, body] = Layout::vertical([
-            Constraint::Length(u16::try_from(header.len() + 1).unwrap_or(u16::MAX)),
-            Constraint::Min(0),
-        ])
-        .areas(f.area());
-        f.render_widget(Paragraph::new(header), top);
-
-        let headings = [
-            "PID", "USER", "NI", "S", "RES", "%CPU", "%MEM", "TIME+", "COMMAND",
-        ];
-        let sorted = self.order.key.heading();
-        let head = Row::new(headings.iter().map(|h| {
-            let style = if *h == sorted {
-                Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-            } else {
-                Style::new().add_modifier(Modifier::BOLD)
-            };
-            Cell::from(*h).style(style)
-        }))
-        .style(Style::new().add_modifier(Modifier::REVERSED));
-        let visible = usize::from(body.height.saturating_sub(1));
-        let names = &mut self.names;
-        let rows: Vec<Row<'_>> = self
-            .rows
-            .iter()
-            .take(visible)
-            .map(|r| {
-                let unknown = || "?".to_string();
-                Row::new([
-                    r.id.to_string(),
-                    r.euid
-                        .map_or_else(unknown, |u| names.name(u).chars().take(8).collect()),
-                    match (r.nice, r.nice_applies) {
-                        (_, Some(false)) => "-".to_string(),
-                        (n, _) => n.map_or_else(unknown, |n| n.to_string()),
-                    },
-                    r.state.to_string(),
-                    r.rss_kib.map_or_else(unknown, |k| k.to_string()),
-                    format!("{:.1}", r.cpu),
-                    format!("{:.1}", r.mem),
-                    r.time.map_or_else(unknown, clock::top_time),
-                    r.comm.clone(),
-                ])
-            })
-            .collect();
-        let widths = [
-            Constraint::Length(8),
-            Constraint::Length(8),
-            Constraint::Length(3),
-            Constraint::Length(1),
-            Constraint::Length(9),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(10),
-            Constraint::Fill(1),
-        ];
-        f.render_widget(Table::new(rows, widths).header(head), body);
-    }
+    top_actions::renice(pid, &tids, to)
 }
 
 /// Whether this run is interactive: stdout is a terminal, and neither

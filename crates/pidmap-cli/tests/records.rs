@@ -336,15 +336,12 @@ fn top_prints_a_header_and_every_task_once_per_refresh() {
     let lines: Vec<&str> = text.lines().collect();
     let header = lines[0];
     assert!(header.starts_with("pidmap top - "), "{header}");
+    // `Tasks: N total, ...; M shown; ...`: M rows follow.
     let count: usize = header
-        .split(", ")
-        .nth(1)
-        .and_then(|s| {
-            s.strip_suffix(" tasks")
-                .or_else(|| s.split(" tasks").next())
-        })
+        .split("; ")
+        .find_map(|s| s.strip_suffix(" shown"))
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no task count in {header:?}"));
+        .unwrap_or_else(|| panic!("no shown count in {header:?}"));
     let cols: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(cols, ["TID", "TGID", "S", "%CPU", "TIME+", "COMMAND"]);
     let rows: Vec<&str> = lines[2..]

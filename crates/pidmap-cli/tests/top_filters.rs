@@ -71,3 +71,37 @@ fn batch_pid_and_user_filters() {
     // A uid nobody uses: no rows, still exit 0.
     assert!(rows(&["-u", "3999999998"]).is_empty());
 }
+
+/// The batch `Tasks:` line counts every task, before `-u`, by the rule of
+/// the interactive header (D and I are sleeping): a user with no tasks
+/// still sees the machine's total, and the counts add up.
+#[test]
+fn batch_header_counts_every_task_as_the_interactive_one() {
+    let out = Command::new(bin())
+        .args(["top", "-b", "-n", "1", "-d", "0.1", "-u", "3999999998"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().next().unwrap();
+    let after = header.split("Tasks: ").nth(1).expect(header);
+    let numbers: Vec<usize> = after
+        .split([',', ';'])
+        .take(6)
+        .map(|part| part.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    let [total, running, sleeping, stopped, zombie, shown] = numbers[..] else {
+        panic!("{header}");
+    };
+    assert!(total > 1, "{header}");
+    assert_eq!(shown, 0, "{header}");
+    assert!(running + sleeping + stopped + zombie <= total, "{header}");
+    assert!(sleeping > 0, "{header}");
+    assert!(!header.contains("idle"), "{header}");
+    assert!(
+        after.starts_with(&format!(
+            "{total} total, {running} running, {sleeping} sleeping, {stopped} stopped, {zombie} zombie; 0 shown;"
+        )),
+        "{header}"
+    );
+}

@@ -47,7 +47,12 @@ use crate::pid::Pid;
 pub struct TaskKey {
     /// The task (or, in a process listing, process) id.
     pub tid: Pid,
-    /// When it started, since boot ([`TaskInfo::start_time`]).
+    /// When it started, since boot ([`TaskInfo::start_time`]); serde:
+    /// `start_time_ns`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "start_time_ns", with = "crate::serde_forms::nanos")
+    )]
     pub start_time: Duration,
 }
 
@@ -60,7 +65,14 @@ pub struct TaskCpu {
     pub key: TaskKey,
     /// Its thread group, when the records have it.
     pub tgid: Option<Pid>,
-    /// CPU time used between the samples.
+    /// CPU time used between the samples; serde: `used_ns`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "used_ns",
+            serialize_with = "crate::serde_forms::nanos::serialize"
+        )
+    )]
     pub used: Duration,
     /// `used` over the wall time between the samples, in percent of one
     /// CPU. `None` when it cannot be known: the samples are not at least
@@ -180,6 +192,52 @@ impl CpuSample {
             .collect();
         out.sort_by_key(|t| t.key);
         out
+    }
+
+    /// Each of `records` (the refresh this sample was taken of) beside
+    /// its CPU use since `earlier`, in the records' order, so that a
+    /// monitor shows the use with the record's other fields without
+    /// joining by tid. `None` for a record the sample left out (no CPU or
+    /// start time).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pidmap::{CpuSample, Pid, TaskInfo};
+    /// let record = |cpu_ms| {
+    ///     let mut t = TaskInfo::new(Pid::new(7).unwrap());
+    ///     t.start_time = Some(Duration::from_secs(5));
+    ///     t.utime = Some(Duration::from_millis(cpu_ms));
+    ///     t.stime = Some(Duration::ZERO);
+    ///     t
+    /// };
+    /// let a = CpuSample::at(&[record(100)], Duration::from_secs(10));
+    /// let now = [record(350), TaskInfo::new(Pid::new(8).unwrap())];
+    /// let b = CpuSample::at(&now, Duration::from_secs(11));
+    /// let joined: Vec<_> = b.records_since(&a, &now).collect();
+    /// assert_eq!(joined[0].1.and_then(|c| c.percent), Some(25.0));
+    /// assert!(joined[1].1.is_none());
+    /// ```
+    pub fn records_since<'r>(
+        &self,
+        earlier: &CpuSample,
+        records: &'r [TaskInfo],
+    ) -> impl Iterator<Item = (&'r TaskInfo, Option<TaskCpu>)> {
+        let by_key: HashMap<TaskKey, TaskCpu> = self
+            .tasks_since(earlier)
+            .into_iter()
+            .map(|t| (t.key, t))
+            .collect();
+        records.iter().map(move |r| {
+            let cpu = r.start_time.and_then(|start_time| {
+                by_key
+                    .get(&TaskKey {
+                        tid: r.tid,
+                        start_time,
+                    })
+                    .copied()
+            });
+            (r, cpu)
+        })
     }
 
     /// The CPU use since `earlier` summed per thread group (tasks without

@@ -236,6 +236,28 @@ impl<'de> serde::Deserialize<'de> for Comm {
     }
 }
 
+/// Serialized as its letter, a one-character string.
+#[cfg(feature = "serde")]
+impl serde::Serialize for TaskState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let letter = [self.letter()];
+        s.serialize_str(&String::from_utf8_lossy(&letter))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for TaskState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<TaskState, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        match s.as_bytes() {
+            [b] if b.is_ascii_graphic() => Ok(TaskState::from_letter(*b)),
+            _ => Err(serde::de::Error::custom(
+                "a task state is one ASCII letter, as stat shows it",
+            )),
+        }
+    }
+}
+
 /// A task's state, the letter of `stat` field 3 (and of `ps`'s `STAT`).
 ///
 /// ```
@@ -244,8 +266,10 @@ impl<'de> serde::Deserialize<'de> for Comm {
 /// assert_eq!(char::from(TaskState::Zombie), 'Z');
 /// assert_eq!(TaskState::from_letter(b'?'), TaskState::Other(b'?'));
 /// ```
+///
+/// With `serde`, a state is its letter as a one-character string
+/// (`"R"`, `"S"`), as in the `pidmap` CLI's JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum TaskState {
     /// `R`: running or runnable.
@@ -512,10 +536,22 @@ pub struct TaskInfo {
     pub state: Option<TaskState>,
     /// User CPU time: the thread group's total in a process listing, the
     /// thread's own in a task listing.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "utime_ns", with = "crate::serde_forms::option_nanos")
+    )]
     pub utime: Option<Duration>,
     /// System CPU time, summed as [`TaskInfo::utime`] is.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "stime_ns", with = "crate::serde_forms::option_nanos")
+    )]
     pub stime: Option<Duration>,
     /// When the task started, since boot (in the caller's time namespace).
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "start_time_ns", with = "crate::serde_forms::option_nanos")
+    )]
     pub start_time: Option<Duration>,
     /// Resident set size in pages, the exact count `ps` shows (the
     /// fallback reads `statm`'s resident field, or `VmRSS` from `status`
@@ -634,6 +670,23 @@ impl TaskInfo {
         self.policy.map(|p| {
             i32::try_from(p).is_ok_and(|p| p == libc::SCHED_OTHER || p == libc::SCHED_BATCH)
         })
+    }
+
+    /// The parent process: `None` when the record has no parent in the
+    /// view (pid 1, kthreadd, a namespace's init, whose
+    /// [`TaskInfo::ppid`] is 0) or when the ppid was not read.
+    ///
+    /// ```
+    /// use pidmap::{Pid, TaskInfo};
+    /// let mut t = TaskInfo::new(Pid::new(1).unwrap());
+    /// assert_eq!(t.parent(), None);
+    /// t.ppid = Some(Pid::from_raw(0));
+    /// assert_eq!(t.parent(), None);
+    /// t.ppid = Some(Pid::from_raw(42));
+    /// assert_eq!(t.parent(), Pid::new(42));
+    /// ```
+    pub fn parent(&self) -> Option<Pid> {
+        self.ppid.and_then(|p| Pid::new(p.as_raw()))
     }
 
     /// User plus system CPU time, when known.
@@ -821,10 +874,19 @@ mod serde_tests {
             json.contains(r#""comm":"rcu_exp_gp_kthread_worker""#),
             "{json}"
         );
+        // The CLI's forms: a state letter, durations in nanoseconds.
+        assert!(json.contains(r#""state":"K""#), "{json}");
+        assert!(json.contains(r#""utime_ns":1230000000"#), "{json}");
+        assert!(json.contains(r#""stime_ns":null"#), "{json}");
+        t.state = Some(TaskState::Running);
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains(r#""state":"R""#), "{json}");
+        assert!(serde_json::from_str::<TaskState>(r#""RS""#).is_err());
         assert!(json.contains(r#""ppid":0"#), "{json}");
         assert!(json.contains(r#""flags":1"#), "{json}");
         let back: TaskInfo = serde_json::from_str(&json).unwrap();
         assert_eq!(back, t);
+        let json = serde_json::to_string(&t).unwrap();
         let long = json.replace("rcu_exp_gp_kthread_worker", &"x".repeat(64));
         assert!(serde_json::from_str::<TaskInfo>(&long).is_err());
     }

@@ -61,6 +61,31 @@
 //!
 //! # Usage
 //!
+//! A monitor (a `top`, an exporter) refreshes every task in a loop: build
+//! its handle with [`Pidmap::monitor`], which keeps the /proc fallback's
+//! task files open between refreshes within an fd budget, and turn two
+//! refreshes into CPU use with [`CpuSample`]:
+//!
+//! ```
+//! use std::time::Duration;
+//! use pidmap::{CpuSample, InfoFields, Pidmap, Query};
+//!
+//! let mut pm = Pidmap::monitor()?;
+//! let fields = InfoFields::CPU_TIME | InfoFields::START_TIME | InfoFields::RSS | InfoFields::COMM;
+//! let mut records = Vec::new();
+//! pm.fill_info(Query::processes(), fields, &mut records)?;
+//! let before = CpuSample::now(&records);
+//! std::thread::sleep(Duration::from_millis(20));
+//! pm.fill_info(Query::processes(), fields, &mut records)?;
+//! let now = CpuSample::now(&records);
+//! for (record, cpu) in now.records_since(&before, &records) {
+//!     let _ = (record.tid, record.comm, record.rss_bytes(), cpu.and_then(|c| c.percent));
+//! }
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
+//! One-off listings:
+//!
 //! ```
 //! use pidmap::{Pid, Target};
 //!
@@ -115,7 +140,11 @@
 //! - `serde`: `Serialize`/`Deserialize` for [`Pid`], [`Listing`],
 //!   [`Backend`], [`ActiveBackend`], [`TaskInfo`], [`TaskState`],
 //!   [`TaskFlags`] and [`Comm`] (`Serialize` for [`KernelSupport`] and
-//!   [`Detection`]).
+//!   [`Detection`]). The forms match the `pidmap` CLI's JSON: a
+//!   [`TaskState`] is its letter (`"R"`), [`TaskInfo`]'s times are whole
+//!   nanoseconds named `utime_ns`, `stime_ns`, `start_time_ns` (as are
+//!   [`TaskKey`]'s `start_time_ns` and [`TaskCpu`]'s `used_ns`), a
+//!   [`Comm`] a string, a [`Pid`] a number.
 //! - `series-syscalls` (off): issue the series' pidmap(2), pidmap_info(2)
 //!   and fdmap(2) (see above).
 
@@ -138,6 +167,8 @@ mod iter;
 mod pid;
 mod proc_root;
 mod query;
+#[cfg(feature = "serde")]
+mod serde_forms;
 mod stat;
 mod sys;
 mod target;

@@ -168,6 +168,32 @@ impl Pidmap {
         Pidmap::builder().build()
     }
 
+    /// The handle for a monitor that refreshes every task in a loop (a
+    /// `top`, an exporter): [`Backend::Auto`] over `/proc`, with
+    /// [`Builder::keep_files`] on, so that the /proc fallback reads each
+    /// task's kept `stat` and `statm` again with one `pread` per refresh
+    /// (BENCHMARKS.md times the refresh with and without kept files). Its
+    /// fd budget: the files kept by
+    /// all handles of the process stay within half the soft
+    /// `RLIMIT_NOFILE` less 64, and if the fd table fills up anyway they
+    /// are all closed and the open is tried again. Equal to
+    /// `Pidmap::builder().keep_files(true).build()`; use the builder to
+    /// choose the backend or the proc root too.
+    ///
+    /// ```
+    /// use pidmap::{InfoFields, Pidmap, Query};
+    /// let mut pm = Pidmap::monitor()?;
+    /// let mut records = Vec::new();
+    /// for _ in 0..2 {
+    ///     pm.fill_info(Query::processes(), InfoFields::CPU_TIME, &mut records)?;
+    /// }
+    /// assert!(!records.is_empty());
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn monitor() -> Result<Pidmap> {
+        Pidmap::builder().keep_files(true).build()
+    }
+
     /// A given backend over `/proc`.
     ///
     /// ```

@@ -1,0 +1,327 @@
+//! The keys of the interactive `pidmap top` in a real terminal (tmux):
+//! the selection bar scrolls to the last of more processes than the
+//! screen holds, search moves it, the tree view hangs a child under its
+//! parent, `k` kills a process this test spawned and `F8`/`r` renice one
+//! (checked through waitpid and /proc), the table follows a resize, help
+//! opens and Esc closes things without quitting.
+
+use std::time::{Duration, Instant};
+
+mod support;
+use support::tmux::*;
+use support::Named;
+
+/// `n` sleeping children named `name`, and their pids as `-p` takes them.
+fn kids(n: usize, name: &'static [u8]) -> (Vec<Named>, String) {
+    let kids: Vec<Named> = (0..n).map(|_| Named::spawn(name)).collect();
+    let list = kids
+        .iter()
+        .map(|k| k.0.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    (kids, list)
+}
+
+fn pid_of(row: &[String]) -> i32 {
+    row[0].parse().unwrap()
+}
+
+/// The nice value of `pid`, `/proc/PID/stat` field 19.
+fn nice_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+/// Wait until the selection bar is on `pid`.
+fn wait_selected(tmux: &Tmux, pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let sel = tmux.selected();
+        if sel.as_deref().map(pid_of) == Some(pid) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bar never reached {pid} (it is on {sel:?}); screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_bar_scrolls_to_the_last_process_and_back() {
+    let (kids, list) = kids(60, b"scrollkid");
+    let mut pids: Vec<i32> = kids.iter().map(|k| k.0).collect();
+    pids.sort_unstable();
+    let tmux = Tmux::new("scroll");
+    tmux.start(&["top", "-d", "0.5", "-p", &list]);
+    tmux.wait_for("started", started);
+    tmux.keys("N");
+    let s = tmux.wait_for("sorted by PID", |s| {
+        s.contains("sort PID ") && table(s).first().map(|r| pid_of(r)) == Some(pids[0])
+    });
+    let shown = table(&s);
+    assert!(
+        shown.len() < pids.len(),
+        "the list is longer than the screen"
+    );
+    assert!(!shown.iter().any(|r| pid_of(r) == pids[59]), "{s}");
+    wait_selected(&tmux, pids[0]);
+    // Down and j move one row; Space and PgDn a page; End the last.
+    tmux.keys("Down");
+    wait_selected(&tmux, pids[1]);
+    tmux.keys("j");
+    wait_selected(&tmux, pids[2]);
+    tmux.keys("Space");
+    wait_selected(&tmux, pids[2 + shown.len()]);
+    tmux.keys("End");
+    wait_selected(&tmux, pids[59]);
+    let s = tmux.screen();
+    let rows = table(&s);
+    assert_eq!(rows.last().map(|r| pid_of(r)), Some(pids[59]), "{s}");
+    assert_eq!(rows.len(), shown.len(), "a full page at the end: {s}");
+    tmux.keys("PgUp");
+    wait_selected(&tmux, pids[59 - shown.len()]);
+    tmux.keys("Home");
+    wait_selected(&tmux, pids[0]);
+    assert_eq!(table(&tmux.screen())[0][0], pids[0].to_string());
+    // The bar stays on its process across refreshes.
+    tmux.keys("Down");
+    wait_selected(&tmux, pids[1]);
+    let n = refreshes(&tmux.screen()).unwrap();
+    tmux.wait_for("refreshed", |s| refreshes(s).is_some_and(|m| m > n + 1));
+    assert_eq!(tmux.selected().as_deref().map(pid_of), Some(pids[1]));
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+#[test]
+fn search_moves_the_bar_and_esc_goes_back() {
+    let (kids, list) = kids(30, b"hay");
+    let needle = Named::spawn(b"needle");
+    let tmux = Tmux::new("search");
+    tmux.start(&["top", "-d", "0.5", "-p", &format!("{list},{}", needle.0)]);
+    tmux.wait_for("started", started);
+    tmux.keys("N");
+    let first = kids.iter().map(|k| k.0).chain([needle.0]).min().unwrap();
+    tmux.wait_for("sorted by PID", |s| s.contains("sort PID "));
+    wait_selected(&tmux, first);
+    tmux.keys("/");
+    tmux.type_text("need");
+    tmux.wait_for("the search prompt", |s| bottom(s) == "Search: need");
+    wait_selected(&tmux, needle.0);
+    // Esc: the bar goes back, and top is still running.
+    tmux.keys("Escape");
+    wait_selected(&tmux, first);
+    tmux.wait_for("the key bar back", |s| bottom(s).starts_with("F1Help"));
+    // A name nobody has: the bar stays, the status says so.
+    tmux.keys("F3");
+    tmux.type_text("zzz");
+    tmux.wait_for("not found", |s| bottom(s).contains("not found: zzz"));
+    tmux.keys("Enter");
+    // The filter (\) keeps only the matching rows.
+    tmux.keys("\\");
+    tmux.type_text("needle");
+    let s = tmux.wait_for("filtered", |s| table(s).len() == 1);
+    assert_eq!(table(&s)[0][0], needle.0.to_string(), "{s}");
+    tmux.keys("Escape");
+    tmux.wait_for("unfiltered", |s| table(s).len() == 31);
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+#[test]
+fn tree_view_hangs_children_under_their_parent() {
+    let kid = Named::spawn(b"treekid");
+    let me = support::me();
+    let tmux = Tmux::new("tree");
+    tmux.start(&["top", "-d", "0.5", "-p", &format!("{me},{}", kid.0)]);
+    tmux.wait_for("started", started);
+    tmux.keys("F5");
+    let s = tmux.wait_for("the tree", |s| {
+        s.contains("processes tree") && table(s).len() == 2
+    });
+    let rows = table(&s);
+    assert_eq!(rows[0][0], me.to_string(), "the parent first: {s}");
+    assert_eq!(rows[1][0], kid.0.to_string(), "{s}");
+    let command: Vec<&str> = rows[1][8..].iter().map(String::as_str).collect();
+    assert_eq!(command, ["└─", "treekid"], "{s}");
+    // t turns it off again.
+    tmux.keys("t");
+    tmux.wait_for("flat", |s| {
+        !s.contains("processes tree") && !s.contains("└─")
+    });
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+#[test]
+fn kill_menu_kills_the_selected_process() {
+    let kid = Named::spawn(b"killme");
+    let tmux = Tmux::new("kill");
+    tmux.start(&["top", "-d", "0.5", "-p", &kid.0.to_string()]);
+    tmux.wait_for("started", started);
+    wait_selected(&tmux, kid.0);
+    tmux.keys("k");
+    tmux.wait_for("the signal menu", |s| {
+        s.contains(&format!("Send signal to {} (killme)", kid.0))
+    });
+    // Esc closes the menu and kills nothing.
+    tmux.keys("Escape");
+    tmux.wait_for("the menu closed", |s| !s.contains("Send signal"));
+    assert!(std::path::Path::new(&format!("/proc/{}", kid.0)).exists());
+    // F9, Down to SIGKILL, Enter.
+    tmux.keys("F9");
+    tmux.wait_for("the signal menu", |s| s.contains("Send signal"));
+    tmux.keys("Down");
+    tmux.keys("Enter");
+    let sent = format!("sent SIGKILL to {}", kid.0);
+    tmux.wait_for("the status line", |s| bottom(s) == sent);
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    let r = unsafe { libc::waitpid(kid.0, &mut status, 0) };
+    assert_eq!(r, kid.0);
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL,
+        "status {status:#x}"
+    );
+    // Reaped: Named's drop must not kill a reused pid.
+    std::mem::forget(kid);
+    tmux.wait_for("the row gone", |s| table(s).is_empty());
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+#[test]
+fn renice_asks_then_sets_the_nice_value() {
+    let kid = Named::spawn(b"niceme");
+    // Whatever this test runs at (`nice cargo test` runs it at 10).
+    let n0 = nice_of(kid.0);
+    assert!(n0 <= 15, "room to renice up from {n0}");
+    let (n1, n3) = (n0 + 1, n0 + 3);
+    let tmux = Tmux::new("renice");
+    tmux.start(&["top", "-d", "0.5", "-p", &kid.0.to_string()]);
+    tmux.wait_for("started", started);
+    wait_selected(&tmux, kid.0);
+    tmux.keys("F8");
+    let ask = format!("Renice {} (niceme) from {n0} to {n1}? y/n", kid.0);
+    tmux.wait_for("the question", |s| bottom(s) == ask);
+    tmux.keys("y");
+    let done = format!("reniced {} to {n1}", kid.0);
+    tmux.wait_for("the status line", |s| bottom(s) == done);
+    assert_eq!(nice_of(kid.0), n1);
+    // r: a value; n declines.
+    tmux.keys("r");
+    tmux.type_text(&n3.to_string());
+    tmux.keys("Enter");
+    let ask = format!("from {n1} to {n3}? y/n");
+    tmux.wait_for("the question", |s| bottom(s).contains(&ask));
+    tmux.keys("n");
+    tmux.wait_for("cancelled", |s| bottom(s) == "renice cancelled");
+    assert_eq!(nice_of(kid.0), n1);
+    tmux.keys("r");
+    tmux.type_text(&n3.to_string());
+    tmux.keys("Enter");
+    tmux.keys("Enter");
+    tmux.wait_for("the status line", |s| {
+        bottom(s) == format!("reniced {} to {n3}", kid.0)
+    });
+    assert_eq!(nice_of(kid.0), n3);
+    // The table shows it at the next refresh.
+    tmux.wait_for("the new NI", |s| {
+        table(s).first().is_some_and(|r| r[2] == n3.to_string())
+    });
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+#[test]
+fn the_table_follows_a_resize_and_help_and_esc_do_not_quit() {
+    let (kids, list) = kids(50, b"resizekid");
+    let mut pids: Vec<i32> = kids.iter().map(|k| k.0).collect();
+    pids.sort_unstable();
+    let tmux = Tmux::new("resize");
+    tmux.start(&["top", "-d", "0.5", "-p", &list]);
+    tmux.wait_for("started", started);
+    tmux.keys("N");
+    tmux.wait_for("sorted", |s| s.contains("sort PID "));
+    tmux.keys("End");
+    wait_selected(&tmux, pids[49]);
+    let big = table(&tmux.screen()).len();
+    tmux.resize(100, 24);
+    let s = tmux.wait_for("redrawn at 24 lines", |s| {
+        s.lines().count() == 24 && table_rows(s).is_some_and(|t| t.len() < big)
+    });
+    let lines: Vec<&str> = s.lines().collect();
+    let headings_at = lines
+        .iter()
+        .position(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+        .unwrap();
+    assert_eq!(table(&s).len(), 24 - headings_at - 2, "{s}");
+    assert!(bottom(&s).starts_with("F1Help"), "{s}");
+    // The bar is still on screen, on the same process.
+    wait_selected(&tmux, pids[49]);
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{s}");
+    // Help, then Esc: back to the table, still running.
+    tmux.keys("h");
+    tmux.wait_for("help", |s| s.contains("pidmap top - help"));
+    tmux.keys("Escape");
+    tmux.wait_for("the table", started);
+    tmux.keys("Escape");
+    let n = refreshes(&tmux.screen()).unwrap();
+    tmux.wait_for("another refresh", |s| refreshes(s).is_some_and(|m| m > n));
+    tmux.keys("F10");
+    assert_eq!(tmux.wait_exit(), "0");
+}
+
+/// An SGR mouse report (what a terminal sends with mouse reporting on)
+/// at 0-based screen cell (`x`, `y`): `button` 0 a left press (and its
+/// release), 65 a wheel step down, 64 up.
+fn mouse(tmux: &Tmux, button: u8, x: usize, y: usize) {
+    let (col, row) = (x + 1, y + 1);
+    let mut seq = format!("\x1b[<{button};{col};{row}M");
+    if button == 0 {
+        seq.push_str(&format!("\x1b[<0;{col};{row}m"));
+    }
+    tmux.type_text(&seq);
+}
+
+#[test]
+fn mouse_clicks_select_and_sort_and_the_wheel_scrolls() {
+    let (kids, list) = kids(40, b"mousekid");
+    let mut pids: Vec<i32> = kids.iter().map(|k| k.0).collect();
+    pids.sort_unstable();
+    let tmux = Tmux::new("mouse");
+    tmux.start(&["top", "-d", "0.5", "-p", &list]);
+    let s = tmux.wait_for("started", started);
+    let headings_at = s
+        .lines()
+        .position(|l| l.split_whitespace().eq(HEADINGS.iter().copied()))
+        .unwrap();
+    // A click on the PID heading sorts by it.
+    mouse(&tmux, 0, 2, headings_at);
+    tmux.wait_for("sorted by PID", |s| {
+        s.contains("sort PID ") && table(s).first().map(|r| pid_of(r)) == Some(pids[0])
+    });
+    // A click on the fifth row selects it.
+    mouse(&tmux, 0, 30, headings_at + 5);
+    wait_selected(&tmux, pids[4]);
+    // Each wheel step moves the bar three rows.
+    mouse(&tmux, 65, 30, headings_at + 5);
+    wait_selected(&tmux, pids[7]);
+    mouse(&tmux, 64, 30, headings_at + 5);
+    mouse(&tmux, 64, 30, headings_at + 5);
+    wait_selected(&tmux, pids[1]);
+    // Another click on the sorted heading reverses the order; the bar
+    // stays on its process, which the table scrolls to.
+    mouse(&tmux, 0, 2, headings_at);
+    let s = tmux.wait_for("reversed", |s| s.contains("sort PID (reversed)"));
+    let shown: Vec<i32> = table(&s).iter().map(|r| pid_of(r)).collect();
+    assert!(shown.windows(2).all(|w| w[0] > w[1]), "{s}");
+    assert!(shown.contains(&pids[1]), "{s}");
+    wait_selected(&tmux, pids[1]);
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+}
