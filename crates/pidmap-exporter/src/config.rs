@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use regex::Regex;
 use serde::Deserialize;
 
@@ -140,7 +140,18 @@ impl Entry {
             .map(|rules| {
                 rules
                     .iter()
-                    .map(|r| Regex::new(r).with_context(|| format!("bad cmdline regex {r:?}")))
+                    .map(|r| {
+                        // The regex crate's message draws the pattern over
+                        // several lines; its last line says what is wrong.
+                        Regex::new(r).map_err(|e| {
+                            let text = e.to_string();
+                            let why = text.lines().last().unwrap_or_default();
+                            anyhow!(
+                                "bad cmdline regex {r:?}: {}",
+                                why.trim_start_matches("error: ")
+                            )
+                        })
+                    })
                     .collect::<Result<Vec<_>>>()
             })
             .transpose()?;

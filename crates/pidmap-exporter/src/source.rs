@@ -255,7 +255,8 @@ pub fn cmdline(pid: i32) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
 }
 
 /// The soft `RLIMIT_NOFILE` of `pid`; `Ok(None)` if it is gone or has no
-/// limit.
+/// limit. `prlimit(2)` first (one call); where it is not allowed (a task in
+/// another user namespace) `/proc/PID/limits`, which anyone may read.
 pub fn fd_limit(pid: i32) -> Result<Option<u64>, ReadError> {
     let mut limit = libc::rlimit64 {
         rlim_cur: 0,
@@ -264,14 +265,37 @@ pub fn fd_limit(pid: i32) -> Result<Option<u64>, ReadError> {
     // SAFETY: a null new limit only reads; `limit` is a valid, writable
     // rlimit64 for the call's duration.
     let rc = unsafe { libc::prlimit64(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limit) };
-    if rc != 0 {
-        let e = io::Error::last_os_error();
-        if io_is_gone(&e) {
-            return Ok(None);
-        }
+    if rc == 0 {
+        let soft = limit.rlim_cur;
+        return Ok((soft != libc::RLIM64_INFINITY && soft > 0).then_some(soft));
+    }
+    let e = io::Error::last_os_error();
+    if io_is_gone(&e) {
+        return Ok(None);
+    }
+    if e.raw_os_error() != Some(libc::EPERM) {
         return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e));
     }
-    Ok((limit.rlim_cur != libc::RLIM64_INFINITY && limit.rlim_cur > 0).then_some(limit.rlim_cur))
+    let limits = match std::fs::read_to_string(format!("/proc/{pid}/limits")) {
+        Ok(text) => text,
+        Err(e) if io_is_gone(&e) => return Ok(None),
+        Err(e) => return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e)),
+    };
+    // "Max open files            1024                 524288               files"
+    let soft = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|v| v.parse::<u64>().ok());
+    match soft {
+        Some(Some(n)) if n > 0 => Ok(Some(n)),
+        Some(_) => Ok(None), // "unlimited"
+        None => Err(ReadError {
+            what: "fd_limit",
+            kind: "other",
+            message: format!("fd_limit of {pid}: no \"Max open files\" line in /proc/{pid}/limits"),
+        }),
+    }
 }
 
 /// The boot time in seconds since the epoch (`btime` of `/proc/stat`), as
