@@ -77,8 +77,6 @@ pub struct ErrorCounts {
     /// Reads of one process's extra data that failed (its
     /// `namedprocess_scrape_partial_errors`).
     pub partial_errors: u64,
-    /// Errors logged in the current scrape (the log is capped).
-    pub logged_this_scrape: u64,
 }
 
 /// One scrape.

@@ -98,6 +98,8 @@ pub struct Source {
     tasks: Pidmap,
     records: Vec<pidmap::TaskInfo>,
     fds: Vec<i32>,
+    /// Task records read since the last process listing began.
+    records_read: u64,
 }
 
 impl Source {
@@ -115,6 +117,7 @@ impl Source {
             tasks: build()?,
             records: Vec::new(),
             fds: Vec::new(),
+            records_read: 0,
         })
     }
 
@@ -146,6 +149,7 @@ impl Source {
         self.processes
             .fill_info(Query::processes(), fields, &mut self.records)
             .map_err(|e| ReadError::from_pidmap("processes", "", e))?;
+        self.records_read = self.records.len() as u64;
         out.clear();
         out.extend(self.records.iter().map(|t| {
             ProcessRecord {
@@ -196,6 +200,7 @@ impl Source {
                 .fill_info(Query::all_tasks(), fields, &mut self.records)
             {
                 Ok(()) => {
+                    self.records_read += self.records.len() as u64;
                     for t in &self.records {
                         let tgid = t.tgid.map_or(0, |p| p.as_raw());
                         if pids.binary_search(&tgid).is_ok() {
@@ -217,12 +222,18 @@ impl Source {
                 &mut self.records,
             ) {
                 Ok(()) => {
+                    self.records_read += self.records.len() as u64;
                     out.insert(pid, self.records.iter().map(thread).collect());
                 }
                 Err(e) if is_gone(&e) => {}
                 Err(e) => errors.push(ReadError::from_pidmap("threads", &format!(" of {pid}"), e)),
             }
         }
+    }
+
+    /// Task records read in this scrape (processes and threads).
+    pub fn records_read(&self) -> u64 {
+        self.records_read
     }
 
     /// How many fds process `pid` has open; `Ok(None)` if it is gone.

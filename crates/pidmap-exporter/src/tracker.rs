@@ -62,6 +62,8 @@ pub struct Tracker {
     group_index: HashMap<Vec<u8>, usize>,
     usernames: HashMap<u32, Vec<u8>>,
     errors: ErrorCounts,
+    /// Errors logged in the current scrape (the log is capped at ten).
+    logged_this_scrape: u64,
     // Buffers reused from one scrape to the next.
     records: Vec<ProcessRecord>,
     thread_records: HashMap<i32, Vec<ThreadRecord>>,
@@ -79,6 +81,7 @@ impl Tracker {
             group_index: HashMap::new(),
             usernames: HashMap::new(),
             errors: ErrorCounts::default(),
+            logged_this_scrape: 0,
             records: Vec::new(),
             thread_records: HashMap::new(),
         }
@@ -88,6 +91,7 @@ impl Tracker {
     pub fn refresh(&mut self, source: &mut Source) -> Snapshot {
         let started = Instant::now();
         self.scrape += 1;
+        self.logged_this_scrape = 0;
         let mut records = std::mem::take(&mut self.records);
         let listed = source.processes(self.config.needs_username(), &mut records);
         let mut snapshot = match listed {
@@ -108,14 +112,13 @@ impl Tracker {
     /// Count and log an error (a task that is gone never gets here).
     fn report(&mut self, e: ReadError) {
         *self.errors.by_kind.entry((e.what, e.kind)).or_default() += 1;
-        self.errors.logged_this_scrape += 1;
-        if self.errors.logged_this_scrape <= 10 {
+        self.logged_this_scrape += 1;
+        if self.logged_this_scrape <= 10 {
             eprintln!("pidmap-exporter: {}", e.message);
         }
     }
 
     fn update(&mut self, source: &mut Source, records: &[ProcessRecord]) -> Snapshot {
-        self.errors.logged_this_scrape = 0;
         let scrape = self.scrape;
         // Name the new processes.
         let by_pid: HashMap<i32, usize> = records
@@ -186,7 +189,6 @@ impl Tracker {
         let mut views: Vec<GroupView> = (0..self.groups.len())
             .map(|_| GroupView::default())
             .collect();
-        let mut tasks_read = records.len() as u64;
         for record in grouped {
             let key = (record.pid, record.start);
             let group = self.procs[&key].group.expect("grouped");
@@ -201,7 +203,6 @@ impl Tracker {
             let threads = thread_records.get(&record.pid).filter(|t| !t.is_empty());
             match threads {
                 Some(threads) => {
-                    tasks_read += threads.len() as u64;
                     for t in threads {
                         view.states.add(t.state);
                     }
@@ -256,18 +257,12 @@ impl Tracker {
             }
         }
         let mut snapshot = Snapshot {
-            tasks_read,
+            tasks_read: source.records_read(),
             ..Snapshot::default()
         };
+        let mut view_errors = Vec::new();
         for (totals, mut view) in self.groups.iter().zip(views) {
-            for e in view.errors.drain(..) {
-                self.errors.partial_errors += 1;
-                *self.errors.by_kind.entry((e.what, e.kind)).or_default() += 1;
-                self.errors.logged_this_scrape += 1;
-                if self.errors.logged_this_scrape <= 10 {
-                    eprintln!("pidmap-exporter: {}", e.message);
-                }
-            }
+            view_errors.append(&mut view.errors);
             snapshot.groups.push(GroupSnapshot {
                 name: totals.label.clone(),
                 procs: view.procs,
@@ -291,10 +286,14 @@ impl Tracker {
                     .collect(),
             });
         }
-        if self.errors.logged_this_scrape > 10 {
+        for e in view_errors {
+            self.errors.partial_errors += 1;
+            self.report(e);
+        }
+        if self.logged_this_scrape > 10 {
             eprintln!(
                 "pidmap-exporter: ... and {} more errors this scrape (see pidmap_exporter_errors_total)",
-                self.errors.logged_this_scrape - 10
+                self.logged_this_scrape - 10
             );
         }
         snapshot.groups.sort_by(|a, b| a.name.cmp(&b.name));

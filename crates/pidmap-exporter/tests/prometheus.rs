@@ -152,7 +152,7 @@ fn prometheus_scrapes_and_queries_spawned_groups() {
     let prom_log =
         || std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
     let ready = Instant::now() + Duration::from_secs(60);
-    while !get(&format!("{base}/-/ready"), None).is_some_and(|r| r.status_code == 200) {
+    while get(&format!("{base}/-/ready"), None).is_none_or(|r| r.status_code != 200) {
         assert!(
             Instant::now() < ready,
             "Prometheus did not get ready:\n{}",
