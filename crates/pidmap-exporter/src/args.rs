@@ -1,0 +1,147 @@
+//! The command line: this exporter's flags plus process-exporter's, which
+//! Go spells with one dash (`-config.path`, `-threads=false`); both
+//! spellings are accepted.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// The long flags, for the single-dash spelling.
+const LONG_FLAGS: &[&str] = &[
+    "listen",
+    "web.listen-address",
+    "web.telemetry-path",
+    "once",
+    "config.path",
+    "threads",
+    "children",
+    "gather-smaps",
+    "backend",
+    "help",
+    "version",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// pidmap_info(2) when the kernel has it (and the binary was built
+    /// with the series-syscalls feature), /proc otherwise.
+    Auto,
+    /// Only the system calls.
+    Syscall,
+    /// Only /proc.
+    Procfs,
+}
+
+/// Per-process metrics for Prometheus, a drop-in for process-exporter.
+#[derive(Debug, Parser)]
+#[command(name = "pidmap-exporter", version)]
+pub struct Args {
+    /// Address to serve /metrics on (":PORT" means every IPv4 address, as
+    /// process-exporter's Go spelling does).
+    #[arg(
+        long,
+        visible_alias = "web.listen-address",
+        value_name = "ADDR",
+        default_value = "127.0.0.1:9256"
+    )]
+    pub listen: String,
+
+    /// Path of the metrics page.
+    #[arg(
+        long = "web.telemetry-path",
+        value_name = "PATH",
+        default_value = "/metrics"
+    )]
+    pub telemetry_path: String,
+
+    /// Print one exposition (Prometheus text format) to stdout and exit.
+    #[arg(long)]
+    pub once: bool,
+
+    /// process-exporter's YAML config (process_names). Without it, every
+    /// process with a command line is grouped by its name.
+    #[arg(long = "config.path", value_name = "FILE")]
+    pub config_path: Option<PathBuf>,
+
+    /// Per-thread-name series (thread_count, thread_cpu_seconds_total).
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub threads: bool,
+
+    /// Put a process no entry matches in the group of its nearest grouped
+    /// ancestor.
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub children: bool,
+
+    /// Accepted for process-exporter's command lines; smaps metrics are
+    /// never offered (see the README).
+    #[arg(long = "gather-smaps", value_name = "BOOL", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, hide = true)]
+    pub gather_smaps: Option<bool>,
+
+    /// Where task records come from.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+}
+
+/// Turn Go's `-flag` into `--flag` for the known long flags.
+pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut after_double_dash = false;
+    for arg in args {
+        if after_double_dash {
+            out.push(arg);
+            continue;
+        }
+        if arg == "--" {
+            after_double_dash = true;
+            out.push(arg);
+            continue;
+        }
+        let converted = arg.to_str().and_then(|s| {
+            let rest = s.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+            let name = rest.split('=').next()?;
+            LONG_FLAGS
+                .contains(&name)
+                .then(|| OsString::from(format!("-{s}")))
+        });
+        out.push(converted.unwrap_or(arg));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        Args::try_parse_from(normalize(args.iter().map(OsString::from))).unwrap()
+    }
+
+    #[test]
+    fn go_spellings_are_accepted() {
+        let a = parse(&[
+            "x",
+            "-config.path",
+            "/etc/pe.yml",
+            "-threads=false",
+            "-web.listen-address=:9256",
+        ]);
+        assert_eq!(a.config_path, Some(PathBuf::from("/etc/pe.yml")));
+        assert!(!a.threads);
+        assert!(a.children);
+        assert_eq!(a.listen, ":9256");
+    }
+
+    #[test]
+    fn defaults() {
+        let a = parse(&["x"]);
+        assert_eq!(a.listen, "127.0.0.1:9256");
+        assert_eq!(a.telemetry_path, "/metrics");
+        assert!(a.threads && a.children && !a.once);
+        let a = parse(&["x", "--once", "--threads", "--children=false"]);
+        assert!(a.once && a.threads && !a.children);
+    }
+}

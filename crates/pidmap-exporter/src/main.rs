@@ -1,0 +1,133 @@
+//! pidmap-exporter: per-process metrics for Prometheus, a drop-in for
+//! process-exporter, built on the `pidmap` crate. See README.md.
+
+mod args;
+mod config;
+mod exposition;
+mod label;
+mod server;
+mod snapshot;
+mod source;
+mod template;
+mod tracker;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context, Result};
+use clap::Parser;
+
+use crate::args::{Args, BackendArg};
+use crate::config::Config;
+use crate::exposition::Format;
+use crate::source::Source;
+use crate::tracker::{Tracker, TrackerOptions};
+
+/// The state a scrape updates.
+pub struct Exporter {
+    source: Source,
+    tracker: Tracker,
+    threads: bool,
+}
+
+impl Exporter {
+    /// Read the system and encode what it shows.
+    pub fn scrape(&mut self, format: Format) -> String {
+        let snapshot = self.tracker.refresh(&mut self.source);
+        exposition::encode(snapshot, self.threads, format)
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse_from(args::normalize(std::env::args_os())) {
+        Ok(args) => args,
+        Err(e) => {
+            // Help and version go to stdout with status 0; errors to
+            // stderr with status 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            let (code, e) = match e.downcast::<UsageErrorBox>() {
+                Ok(UsageErrorBox(usage)) => (2, usage.0),
+                Err(e) => (1, e),
+            };
+            eprintln!("pidmap-exporter: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// `UsageError` as an error type anyhow can carry and give back.
+#[derive(Debug)]
+struct UsageErrorBox(UsageErrorInner);
+#[derive(Debug)]
+struct UsageErrorInner(anyhow::Error);
+
+impl std::fmt::Display for UsageErrorBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0 .0)
+    }
+}
+
+impl std::error::Error for UsageErrorBox {}
+
+fn usage(e: anyhow::Error) -> anyhow::Error {
+    anyhow!(UsageErrorBox(UsageErrorInner(e)))
+}
+
+fn run(args: Args) -> Result<ExitCode> {
+    let config = match &args.config_path {
+        Some(path) => Config::load(path).map_err(usage)?,
+        None => Config::default_by_comm(),
+    };
+    let backend = match args.backend {
+        BackendArg::Auto => pidmap::Backend::Auto,
+        BackendArg::Syscall => pidmap::Backend::Syscall,
+        BackendArg::Procfs => pidmap::Backend::Procfs,
+    };
+    source::raise_fd_limit();
+    let boot_time = source::boot_time().context("cannot read the boot time from /proc/stat")?;
+    let source = Source::new(backend).map_err(|e| anyhow!(e.message))?;
+    let options = TrackerOptions {
+        children: args.children,
+    };
+    let mut exporter = Exporter {
+        source,
+        tracker: Tracker::new(config, options, boot_time),
+        threads: args.threads,
+    };
+
+    if args.once {
+        let snapshot = exporter.tracker.refresh(&mut exporter.source);
+        let failed = snapshot.errors.scrape_errors > 0;
+        let text = exposition::encode(snapshot, exporter.threads, Format::Prometheus);
+        std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .context("writing to stdout")?;
+        return Ok(if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+
+    let listen = match args.listen.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => args.listen.clone(),
+    };
+    let server =
+        tiny_http::Server::http(&listen).map_err(|e| anyhow!("cannot listen on {listen}: {e}"))?;
+    eprintln!(
+        "pidmap-exporter: serving {} on http://{listen} (records from {})",
+        args.telemetry_path,
+        exporter.source.backend_name()
+    );
+    server::serve(server, Arc::new(Mutex::new(exporter)), args.telemetry_path);
+    Ok(ExitCode::SUCCESS)
+}

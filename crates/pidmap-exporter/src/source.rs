@@ -1,0 +1,365 @@
+//! Everything the exporter reads from the system, and the only module that
+//! uses the `pidmap` crate: process and thread records (listing plus task
+//! records), fd counts, command lines, fd limits and the boot time.
+//!
+//! The records come from two handles built with `keep_files(true)`, the
+//! crate's fast path for monitors: one lists processes, the other tasks,
+//! so each keeps its own files open from one scrape to the next.
+
+use std::collections::HashMap;
+use std::io;
+use std::time::Duration;
+
+use pidmap::{Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
+
+/// One process as its `/proc/PID/stat` shows it.
+#[derive(Debug, Clone)]
+pub struct ProcessRecord {
+    pub pid: i32,
+    /// 0 when the process has no parent in view.
+    pub ppid: i32,
+    pub state: u8,
+    /// The group's CPU time, exited threads included.
+    pub user: Duration,
+    pub system: Duration,
+    /// Since boot.
+    pub start: Duration,
+    pub rss_bytes: u64,
+    pub comm: Vec<u8>,
+    pub num_threads: u32,
+    /// Effective uid, read only when asked for.
+    pub euid: Option<u32>,
+}
+
+/// One thread of a process.
+#[derive(Debug, Clone)]
+pub struct ThreadRecord {
+    pub tid: i32,
+    pub state: u8,
+    pub user: Duration,
+    pub system: Duration,
+    pub comm: Vec<u8>,
+}
+
+/// Why a read failed. A task that is gone is not a failure: those come
+/// back as `Ok(None)` or are left out.
+#[derive(Debug)]
+pub struct ReadError {
+    /// What was read: `processes`, `threads`, `fds`, `cmdline`, ...
+    pub what: &'static str,
+    /// Why it failed: `permission`, `io` or `other`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl ReadError {
+    fn from_pidmap(what: &'static str, whose: &str, e: Error) -> ReadError {
+        let kind = match e {
+            Error::PermissionDenied { .. } => "permission",
+            Error::Io { .. } => "io",
+            _ => "other",
+        };
+        ReadError {
+            what,
+            kind,
+            message: format!("{what}{whose}: {e}"),
+        }
+    }
+
+    fn from_io(what: &'static str, whose: &str, e: io::Error) -> ReadError {
+        let kind = match e.kind() {
+            io::ErrorKind::PermissionDenied => "permission",
+            _ => "io",
+        };
+        ReadError {
+            what,
+            kind,
+            message: format!("{what}{whose}: {e}"),
+        }
+    }
+}
+
+fn is_gone(e: &Error) -> bool {
+    matches!(e, Error::NoSuchProcess { .. })
+}
+
+fn io_is_gone(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH))
+}
+
+/// The state letter of a record.
+fn letter(state: Option<TaskState>) -> u8 {
+    state.map_or(b'?', TaskState::letter)
+}
+
+/// The system, through the `pidmap` crate.
+pub struct Source {
+    processes: Pidmap,
+    tasks: Pidmap,
+    records: Vec<pidmap::TaskInfo>,
+    fds: Vec<i32>,
+    /// Task records read since the last process listing began.
+    records_read: u64,
+}
+
+impl Source {
+    /// Handles for `backend`, keeping files between scrapes.
+    pub fn new(backend: Backend) -> Result<Source, ReadError> {
+        let build = || {
+            Pidmap::builder()
+                .backend(backend)
+                .keep_files(true)
+                .build()
+                .map_err(|e| ReadError::from_pidmap("handle", "", e))
+        };
+        Ok(Source {
+            processes: build()?,
+            tasks: build()?,
+            records: Vec::new(),
+            fds: Vec::new(),
+            records_read: 0,
+        })
+    }
+
+    /// Which backend serves the records ("syscall" or "procfs").
+    pub fn backend_name(&self) -> String {
+        match self.processes.info_backend() {
+            Ok(b) => format!("{b:?}").to_lowercase(),
+            Err(e) => format!("unavailable ({e})"),
+        }
+    }
+
+    /// Every process, ascending by pid.
+    pub fn processes(
+        &mut self,
+        with_euid: bool,
+        out: &mut Vec<ProcessRecord>,
+    ) -> Result<(), ReadError> {
+        let mut fields = InfoFields::TGID
+            | InfoFields::PPID
+            | InfoFields::STATE
+            | InfoFields::CPU_TIME
+            | InfoFields::START_TIME
+            | InfoFields::RSS
+            | InfoFields::COMM
+            | InfoFields::NUM_THREADS;
+        if with_euid {
+            fields |= InfoFields::UIDS;
+        }
+        self.processes
+            .fill_info(Query::processes(), fields, &mut self.records)
+            .map_err(|e| ReadError::from_pidmap("processes", "", e))?;
+        self.records_read = self.records.len() as u64;
+        out.clear();
+        out.extend(self.records.iter().map(|t| {
+            ProcessRecord {
+                pid: t.tid.as_raw(),
+                ppid: t.ppid.map_or(0, |p| p.as_raw()),
+                state: letter(t.state),
+                user: t.utime.unwrap_or_default(),
+                system: t.stime.unwrap_or_default(),
+                start: t.start_time.unwrap_or_default(),
+                rss_bytes: t.rss_bytes().unwrap_or(0),
+                comm: t
+                    .comm
+                    .as_ref()
+                    .map_or(Vec::new(), |c| c.as_bytes().to_vec()),
+                num_threads: t.num_threads.unwrap_or(1),
+                euid: t.euid,
+            }
+        }));
+        Ok(())
+    }
+
+    /// The threads of `pids` (ascending), into `out` keyed by pid. A
+    /// process that is gone has no entry. With `whole_listing` one listing
+    /// of every task is read (cheaper when most tasks are wanted: kept
+    /// files), otherwise one listing per process.
+    pub fn threads(
+        &mut self,
+        pids: &[i32],
+        whole_listing: bool,
+        out: &mut HashMap<i32, Vec<ThreadRecord>>,
+        errors: &mut Vec<ReadError>,
+    ) {
+        out.clear();
+        let fields = InfoFields::TGID | InfoFields::STATE | InfoFields::CPU_TIME | InfoFields::COMM;
+        let thread = |t: &pidmap::TaskInfo| ThreadRecord {
+            tid: t.tid.as_raw(),
+            state: letter(t.state),
+            user: t.utime.unwrap_or_default(),
+            system: t.stime.unwrap_or_default(),
+            comm: t
+                .comm
+                .as_ref()
+                .map_or(Vec::new(), |c| c.as_bytes().to_vec()),
+        };
+        if whole_listing {
+            match self
+                .tasks
+                .fill_info(Query::all_tasks(), fields, &mut self.records)
+            {
+                Ok(()) => {
+                    self.records_read += self.records.len() as u64;
+                    for t in &self.records {
+                        let tgid = t.tgid.map_or(0, |p| p.as_raw());
+                        if pids.binary_search(&tgid).is_ok() {
+                            out.entry(tgid).or_default().push(thread(t));
+                        }
+                    }
+                }
+                Err(e) => errors.push(ReadError::from_pidmap("threads", " (all tasks)", e)),
+            }
+            return;
+        }
+        for &pid in pids {
+            let Ok(target) = Pid::try_from(pid) else {
+                continue;
+            };
+            match self.tasks.fill_info(
+                Query::threads(Target::Pid(target)),
+                fields,
+                &mut self.records,
+            ) {
+                Ok(()) => {
+                    self.records_read += self.records.len() as u64;
+                    out.insert(pid, self.records.iter().map(thread).collect());
+                }
+                Err(e) if is_gone(&e) => {}
+                Err(e) => errors.push(ReadError::from_pidmap("threads", &format!(" of {pid}"), e)),
+            }
+        }
+    }
+
+    /// Task records read in this scrape (processes and threads).
+    pub fn records_read(&self) -> u64 {
+        self.records_read
+    }
+
+    /// How many fds process `pid` has open; `Ok(None)` if it is gone.
+    pub fn open_fds(&mut self, pid: i32) -> Result<Option<usize>, ReadError> {
+        let Ok(target) = Pid::try_from(pid) else {
+            return Ok(None);
+        };
+        match self.processes.fill_fds(Target::Pid(target), &mut self.fds) {
+            Ok(()) => Ok(Some(self.fds.len())),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(e) => Err(ReadError::from_pidmap("fds", &format!(" of {pid}"), e)),
+        }
+    }
+}
+
+/// The command line of `pid`, split at NULs; `Ok(None)` if it is gone.
+pub fn cmdline(pid: i32) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(bytes) => {
+            let mut args: Vec<Vec<u8>> = bytes.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+            // The NUL that ends the last argument leaves an empty piece.
+            if args.last().is_some_and(Vec::is_empty) {
+                args.pop();
+            }
+            Ok(Some(args))
+        }
+        Err(e) if io_is_gone(&e) => Ok(None),
+        Err(e) => Err(ReadError::from_io("cmdline", &format!(" of {pid}"), e)),
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` of `pid`; `Ok(None)` if it is gone or has no
+/// limit. `prlimit(2)` first (one call); where it is not allowed (a task in
+/// another user namespace) `/proc/PID/limits`, which anyone may read.
+pub fn fd_limit(pid: i32) -> Result<Option<u64>, ReadError> {
+    let mut limit = libc::rlimit64 {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a null new limit only reads; `limit` is a valid, writable
+    // rlimit64 for the call's duration.
+    let rc = unsafe { libc::prlimit64(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limit) };
+    if rc == 0 {
+        let soft = limit.rlim_cur;
+        return Ok((soft != libc::RLIM64_INFINITY && soft > 0).then_some(soft));
+    }
+    let e = io::Error::last_os_error();
+    if io_is_gone(&e) {
+        return Ok(None);
+    }
+    if e.raw_os_error() != Some(libc::EPERM) {
+        return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e));
+    }
+    let limits = match std::fs::read_to_string(format!("/proc/{pid}/limits")) {
+        Ok(text) => text,
+        Err(e) if io_is_gone(&e) => return Ok(None),
+        Err(e) => return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e)),
+    };
+    // "Max open files            1024                 524288               files"
+    let soft = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|v| v.parse::<u64>().ok());
+    match soft {
+        Some(Some(n)) if n > 0 => Ok(Some(n)),
+        Some(_) => Ok(None), // "unlimited"
+        None => Err(ReadError {
+            what: "fd_limit",
+            kind: "other",
+            message: format!("fd_limit of {pid}: no \"Max open files\" line in /proc/{pid}/limits"),
+        }),
+    }
+}
+
+/// The boot time in seconds since the epoch (`btime` of `/proc/stat`), as
+/// process-exporter computes start times from it.
+pub fn boot_time() -> io::Result<u64> {
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "/proc/stat has no btime line"))
+}
+
+/// Let this process keep as many files open as its hard limit allows: the
+/// kept files of a refresh need one per task (at most half the soft limit).
+pub fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
+        && limit.rlim_cur < limit.rlim_max
+    {
+        limit.rlim_cur = limit.rlim_max;
+        // SAFETY: `limit` is a valid rlimit; raising the soft limit to the
+        // hard one is always allowed. A failure only leaves the old limit.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+}
+
+/// The user name of `uid` (the passwd database), or the number.
+pub fn user_name(uid: u32) -> Vec<u8> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: an all-zero passwd is a valid value to be overwritten.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; `buf` outlives the use
+    // of `pwd`'s strings below.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc == 0 && !result.is_null() && !pwd.pw_name.is_null() {
+        // SAFETY: getpwuid_r succeeded, so pw_name is a NUL-terminated
+        // string inside `buf`.
+        return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
+            .to_bytes()
+            .to_vec();
+    }
+    uid.to_string().into_bytes()
+}

@@ -1,0 +1,110 @@
+//! Helpers shared by the integration tests: processes that are killed when
+//! the test ends, free loopback ports, HTTP through `minreq`.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::net::TcpListener;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The exporter binary cargo built for these tests.
+pub fn exporter() -> &'static str {
+    env!("CARGO_BIN_EXE_pidmap-exporter")
+}
+
+/// Children killed and reaped on drop.
+#[derive(Default)]
+pub struct Children(pub Vec<Child>);
+
+impl Children {
+    pub fn spawn(&mut self, cmd: &mut Command) -> u32 {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {cmd:?}: {e}"));
+        let pid = child.id();
+        self.0.push(child);
+        pid
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A loopback port nobody listens on (right now).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("binding a loopback port")
+        .port()
+}
+
+/// A copy of `sleep` under `name` in `dir` (the exec'd file's name is the
+/// process's comm).
+pub fn sleep_named(dir: &Path, name: &[u8]) -> PathBuf {
+    let path = dir.join(OsStr::from_bytes(name));
+    let sleep = ["/usr/bin/sleep", "/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sleep(1) is installed");
+    std::fs::copy(sleep, &path).expect("copying sleep");
+    path
+}
+
+/// Wait until `f` gives `Some`, up to `timeout`.
+pub fn wait_for<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// GET `url`; the status and body, or `None` if nobody answered.
+pub fn get(url: &str, accept: Option<&str>) -> Option<minreq::Response> {
+    let mut req = minreq::get(url).with_timeout(10);
+    if let Some(a) = accept {
+        req = req.with_header("Accept", a);
+    }
+    req.send().ok()
+}
+
+/// The value of the sample `name{labels}` in a text exposition, where
+/// `labels` is the exact label text between the braces.
+pub fn sample(text: &str, name: &str, labels: &str) -> Option<f64> {
+    let prefix = format!("{name}{{{labels}}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.trim().parse().expect("a number"))
+}
+
+/// `Threads:` of `/proc/PID/status`: the kernel's own count.
+pub fn proc_threads(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .expect("a Threads line")
+        .trim()
+        .parse()
+        .expect("a number")
+}
+
+/// How many fds `/proc/PID/fd` lists.
+pub fn proc_fds(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fd dir")
+        .count() as u64
+}
