@@ -37,6 +37,7 @@ fn on(arch: Arch, debug: bool, unpatched: bool) -> KernelArgs {
         arch,
         debug,
         unpatched,
+        bpf: false,
         kernel_src: None,
         timeout: 1800,
         memory: 3072,

@@ -79,6 +79,10 @@ pub struct KernelArgs {
     /// Boot a 7.3 kernel built without the series (the "before" kernel).
     #[arg(long)]
     pub unpatched: bool,
+    /// Boot the patched kernel built with BPF (qemu/bpf.config: iterators,
+    /// kfuncs, BTF), for the BPF comparison. Never built by CI.
+    #[arg(long, conflicts_with_all = ["debug", "unpatched"])]
+    pub bpf: bool,
     /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
