@@ -8,6 +8,8 @@
  * - the BPF_PROG_TYPE_SYSCALL program: one BPF_PROG_RUN, then the records
  *   straight from the skeleton's mmap of its .bss.
  * Setup (open, load with verification, attach) is timed apart, per step.
+ * Build with -DTASK_RECORD_SYSCALL_PROG, as task_record.bpf.c, when the
+ * kernel's BTF has the open-coded task iterator (6.7 and later).
  */
 #ifndef TASK_BPF_H
 #define TASK_BPF_H
@@ -87,7 +89,13 @@ static inline int task_bpf_open(struct task_bpf *tb, bool iter, bool syscall)
 	if (!tb->skel)
 		return task_bpf_fail(tb, "open", errno);
 	bpf_program__set_autoload(tb->skel->progs.task_records, iter);
+#ifdef TASK_RECORD_SYSCALL_PROG
 	bpf_program__set_autoload(tb->skel->progs.fill_records, syscall);
+#else
+	/* Built against a kernel BTF without the open-coded task iterator. */
+	if (syscall)
+		return task_bpf_fail(tb, "open", EOPNOTSUPP);
+#endif
 
 	t0 = task_bpf_now_ns();
 	err = task_record_skel__load(tb->skel);
@@ -163,6 +171,11 @@ static inline long task_bpf_iter_read(struct task_bpf *tb, struct task_record *o
  */
 static inline long task_bpf_syscall_run(struct task_bpf *tb, const struct task_record **out)
 {
+#ifndef TASK_RECORD_SYSCALL_PROG
+	(void)tb;
+	(void)out;
+	return -EOPNOTSUPP;
+#else
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err = bpf_prog_test_run_opts(bpf_program__fd(tb->skel->progs.fill_records), &opts);
 
@@ -172,6 +185,7 @@ static inline long task_bpf_syscall_run(struct task_bpf *tb, const struct task_r
 		return -ENOSPC;
 	*out = tb->skel->bss->records;
 	return (long)tb->skel->bss->nr_records;
+#endif
 }
 
 #endif /* TASK_BPF_H */

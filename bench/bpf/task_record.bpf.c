@@ -54,12 +54,23 @@ char LICENSE[] SEC("license") = "GPL";
 #define PIDMAP_TASK_EXITING (1U << 2)
 #define PIDMAP_TASK_FORKNOEXEC (1U << 3)
 
-/* Before 6.2 the rss counters were atomics in a struct mm_rss_stat. */
-struct mm_rss_stat___pre62 {
+/*
+ * CO-RE flavours: the rss counters are a struct percpu_counter array since
+ * 6.2, atomics in a struct mm_rss_stat before; pidfs ids live in struct
+ * pid since 6.14. Which one the running kernel has is read from its BTF
+ * at load time (the branch not taken is never verified).
+ */
+struct mm_struct___percpu {
+	struct percpu_counter rss_stat[4];
+} __attribute__((preserve_access_index));
+struct mm_rss_stat___atomic {
 	atomic_long_t count[4];
 } __attribute__((preserve_access_index));
-struct mm_struct___pre62 {
-	struct mm_rss_stat___pre62 rss_stat;
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+struct pid___pidfs {
+	__u64 ino;
 } __attribute__((preserve_access_index));
 
 /* Before 5.14 the state was `long state`. */
@@ -108,19 +119,18 @@ static __always_inline __s64 positive(__s64 v)
 static __always_inline __u64 rss_pages(struct task_struct *t)
 {
 	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct mm_struct___percpu *pc = (void *)mm;
+	struct mm_struct___atomic *at = (void *)mm;
 
 	if (!mm)
 		return 0;
-	if (bpf_core_field_size(mm->rss_stat) > 4 * sizeof(long)) {
-		/* 6.2+: struct percpu_counter rss_stat[NR_MM_COUNTERS] */
-		return positive(BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count)) +
-		       positive(BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count)) +
-		       positive(BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count));
-	}
-	struct mm_struct___pre62 *old = (void *)mm;
-	return positive(BPF_CORE_READ(old, rss_stat.count[MM_FILEPAGES].counter)) +
-	       positive(BPF_CORE_READ(old, rss_stat.count[MM_ANONPAGES].counter)) +
-	       positive(BPF_CORE_READ(old, rss_stat.count[MM_SHMEMPAGES].counter));
+	if (bpf_core_field_size(pc->rss_stat) > sizeof(struct mm_rss_stat___atomic))
+		return positive(BPF_CORE_READ(pc, rss_stat[MM_FILEPAGES].count)) +
+		       positive(BPF_CORE_READ(pc, rss_stat[MM_ANONPAGES].count)) +
+		       positive(BPF_CORE_READ(pc, rss_stat[MM_SHMEMPAGES].count));
+	return positive(BPF_CORE_READ(at, rss_stat.count[MM_FILEPAGES].counter)) +
+	       positive(BPF_CORE_READ(at, rss_stat.count[MM_ANONPAGES].counter)) +
+	       positive(BPF_CORE_READ(at, rss_stat.count[MM_SHMEMPAGES].counter));
 }
 
 static __always_inline __u32 task_flags(struct task_struct *t)
@@ -141,12 +151,11 @@ static __always_inline __u32 task_flags(struct task_struct *t)
 
 static __always_inline void fill(struct task_struct *t, struct task_record *r)
 {
+	struct pid___pidfs *pid = (void *)BPF_CORE_READ(t, thread_pid);
+
 	r->mask = TASK_RECORD_MASK;
 	r->supported_mask = 0;
-	if (bpf_core_field_exists(((struct pid *)0)->ino))
-		r->pidfs_id = BPF_CORE_READ(t, thread_pid, ino);
-	else
-		r->pidfs_id = 0;
+	r->pidfs_id = bpf_core_field_exists(pid->ino) ? BPF_CORE_READ(pid, ino) : 0;
 	r->tid = BPF_CORE_READ(t, pid);
 	r->tgid = BPF_CORE_READ(t, tgid);
 	r->ppid = BPF_CORE_READ(t, real_parent, tgid);
@@ -180,6 +189,12 @@ int task_records(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/*
+ * The open-coded task iterator (6.7): built only when the kernel's BTF
+ * has it (the build passes -DTASK_RECORD_SYSCALL_PROG), so the iterator
+ * above still builds and loads on older kernels.
+ */
+#ifdef TASK_RECORD_SYSCALL_PROG
 /* The open-coded iterator's output: read by user space through mmap. */
 struct task_record records[TASK_RECORD_MAX];
 __u32 nr_records;
@@ -218,3 +233,4 @@ int fill_records(void *ctx)
 	bpf_rcu_read_unlock();
 	return 0;
 }
+#endif /* TASK_RECORD_SYSCALL_PROG */

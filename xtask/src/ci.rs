@@ -153,6 +153,10 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             Box::new(package_and_test),
         ),
         ("man pages (groff -ww)", Box::new(lint_man_pages)),
+        (
+            "bpf-host: iter/task built, loaded and checked against /proc",
+            Box::new(|| crate::bpf::run_host(&crate::bpf::BpfHostArgs { fidelity: false })),
+        ),
     ];
     if !args.host_only {
         stages.push((

@@ -7,6 +7,7 @@
 
 mod arch;
 mod bench;
+mod bpf;
 mod busybox;
 mod ci;
 mod console;
@@ -58,6 +59,10 @@ enum Command {
     /// The kernel's userspace IDR/XArray suite (tools/testing/radix-tree,
     /// SHIFT=6) on the host, for the patched tree.
     RadixTree(radix::RadixArgs),
+    /// Build bench/bpf (iter/task and an open-coded task iterator, CO-RE,
+    /// static libbpf loader) for the host kernel, load it as root and check
+    /// its records and its privilege rules against /proc (issue 33).
+    BpfHost(bpf::BpfHostArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -136,6 +141,7 @@ fn main() {
         Command::Forkcost(args) => forkcost::run(&args).map(|()| 0),
         Command::UpstreamSelftests(args) => upstream::run(&args).map(|()| 0),
         Command::RadixTree(args) => radix::run(&args).map(|()| 0),
+        Command::BpfHost(args) => bpf::run_host(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
     };
