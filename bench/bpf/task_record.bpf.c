@@ -222,6 +222,11 @@ int fill_records(void *ctx)
 		 * on the loop to prove the index in range. */
 		__u32 n = nr_records;
 
+		/* The walk starts at init_task, the idle task (pid 0), which
+		 * /proc and iter/task never list. */
+		if (BPF_CORE_READ(t, pid) == 0)
+			continue;
+
 		if (n >= TASK_RECORD_MAX) {
 			overflowed = 1;
 			break;

@@ -17,10 +17,18 @@
 //! 65534, CAP_BPF alone, CAP_BPF + CAP_PERFMON, a user namespace's root, a
 //! hidepid=invisible /proc), which assert what each gets. `--fidelity`
 //! adds the field-by-field count against /proc over every task (a report).
+//!
+//! `cargo xtask bpf-guest` does the same in one boot of the BPF kernel
+//! (the series applied, `qemu/bpf.config`), where the privilege callers
+//! also assert what `pidmap_info(2)` gives them and the fidelity report
+//! has a `pidmap_info` column. Never run by CI.
 
 use crate::deps;
+use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
+use crate::qemu;
 use crate::run::{output, run, run_quiet, step, timed};
+use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fs;
@@ -39,6 +47,12 @@ pub struct BpfHostArgs {
     /// differ from /proc's (a report, not a test).
     #[arg(long)]
     pub fidelity: bool,
+}
+
+#[derive(Args)]
+pub struct BpfGuestArgs {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
 }
 
 /// What a build produced.
@@ -180,5 +194,59 @@ pub fn run_host(args: &BpfHostArgs) -> Result<()> {
     if args.fidelity {
         run(Command::new(&loader).arg("fidelity"))?;
     }
+    Ok(())
+}
+
+/// `cargo xtask bpf-guest`: check, privilege and fidelity in one boot of
+/// the BPF kernel.
+pub fn run_guest(args: &BpfGuestArgs) -> Result<()> {
+    let mut kernel_args = args.kernel.clone();
+    kernel_args.bpf = true;
+    let kernel = kernel::prepare(&kernel_args)?;
+    let out = xtask_dir().join("bpf-guest");
+    let build = timed("building bench/bpf for the guest kernel's BTF", || {
+        build_program(&kernel.build.join("vmlinux"), &out)
+    })?;
+    if !build.syscall_prog {
+        bail!("the BPF kernel's BTF has no open-coded task iterator");
+    }
+    let loader = out.join("bpf-tasks");
+    timed("building bench/bpf/bpf-tasks.c static with libbpf", || {
+        compile_loader(
+            &build,
+            &bpf_dir().join("bpf-tasks.c"),
+            &loader,
+            Some(&kernel.headers()),
+            &[],
+        )
+    })?;
+    let script = "/add/bpf-tasks check --syscall && /add/bpf-tasks privilege \
+                  && /add/bpf-tasks fidelity";
+    let command = ["/bin/sh", "-c", script].map(String::from);
+    let run = qemu::run_in_guest(
+        &kernel,
+        &kernel_args,
+        qemu::GuestClock::Host,
+        &loader,
+        &command,
+        "bpf-guest",
+    )?;
+    // The program's own lines, without the kernel's (which start with '[').
+    for line in run.log.lines().map(|l| l.trim_end_matches('\r')) {
+        if !line.starts_with('[') {
+            println!("{line}");
+        }
+    }
+    if run.status != 0 {
+        bail!(
+            "bpf-tasks failed in the guest (status {}); see {}",
+            run.status,
+            run.log_path.display()
+        );
+    }
+    step(format!(
+        "bpf-tasks passed in the guest; log: {}",
+        run.log_path.display()
+    ));
     Ok(())
 }

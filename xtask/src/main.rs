@@ -63,6 +63,9 @@ enum Command {
     /// static libbpf loader) for the host kernel, load it as root and check
     /// its records and its privilege rules against /proc (issue 33).
     BpfHost(bpf::BpfHostArgs),
+    /// The same in one boot of the BPF kernel (qemu/bpf.config), with
+    /// pidmap_info(2) beside the BPF programs for each caller. Not in CI.
+    BpfGuest(bpf::BpfGuestArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -142,6 +145,7 @@ fn main() {
         Command::UpstreamSelftests(args) => upstream::run(&args).map(|()| 0),
         Command::RadixTree(args) => radix::run(&args).map(|()| 0),
         Command::BpfHost(args) => bpf::run_host(&args).map(|()| 0),
+        Command::BpfGuest(args) => bpf::run_guest(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
     };
