@@ -11,8 +11,9 @@
  *       lists each spawned task with the values of its
  *       /proc/PID/task/TID/stat and status for every field BPF can give
  *       exactly. Exit 0 only if all match. Needs bpf() permitted (root).
- *   bpf-tasks fidelity [--json]
- *       Every task: each record source (iter/task, the SYSCALL program
+ *   bpf-tasks fidelity [--json] [--spawn PROCS THREADS]
+ *       Every task (after spawning PROCS sleeping processes of THREADS
+ *       tasks each, when asked): each record source (iter/task, the SYSCALL program
  *       where it loads, pidmap_info(2) where the kernel has it) against
  *       /proc, field by field: how many tasks differ per field, and the tid
  *       sets. Reports; fails only if a source cannot be read.
@@ -282,7 +283,7 @@ static int check_source(const char *source, const struct task_record *recs, long
 			const struct task_record *b = find_tid(recs, n, tid);
 			struct task_record p;
 
-			if (proc_task_read(s[i].pid, tid, page_kib, &p))
+			if (proc_task_read(s[i].pid, tid, page_kib, &p, NULL))
 				die("/proc/%d/task/%d: %m", s[i].pid, tid);
 			if (!b) {
 				printf("FAIL %s: spawned task %d is not listed\n", source, tid);
@@ -383,6 +384,8 @@ static bool is_id(const char *s)
  * Tasks that exit meanwhile are left out. The count, or -1 if /proc
  * cannot be read.
  */
+static unsigned long long proc_stat_rss[MAX_TASKS];
+
 static long proc_list(struct task_record *out, long cap, bool with_values)
 {
 	DIR *root = opendir("/proc");
@@ -411,7 +414,7 @@ static long proc_list(struct task_record *out, long cap, bool with_values)
 				die("more than %ld tasks in /proc", cap);
 			tid = atoi(t->d_name);
 			if (with_values) {
-				if (proc_task_read(pid, tid, page_kib, &out[n]))
+				if (proc_task_read(pid, tid, page_kib, &out[n], &proc_stat_rss[n]))
 					continue; /* gone */
 			} else {
 				memset(&out[n], 0, sizeof(out[n]));
@@ -476,6 +479,7 @@ struct fidelity {
 	const char *source;
 	long listed, only_source, only_proc, compared;
 	long differ[NR_FIELDS];
+	long rss_differs_from_stat;	/* rss_pages against stat's field 24 */
 	/* up to 3 examples of differing comm, for the report */
 	char comm_examples[3][2][64];
 	int nexamples;
@@ -493,6 +497,7 @@ static void compare_all(struct fidelity *fd, const struct task_record *recs, lon
 			continue;
 		}
 		fd->compared++;
+		fd->rss_differs_from_stat += recs[i].rss_pages != proc_stat_rss[p - proc];
 		for (int f = 0; f < NR_FIELDS; f++) {
 			if (!field_differs((enum field)f, &recs[i], p))
 				continue;
@@ -518,7 +523,8 @@ static void print_fidelity_json(const struct fidelity *v, int nv, long np)
 		       v[s].source, v[s].listed, v[s].only_source, v[s].only_proc, v[s].compared);
 		for (int f = 0; f < NR_FIELDS; f++)
 			printf("%s\"%s\": %ld", f ? ", " : "", field_names[f], v[s].differ[f]);
-		printf("}}%s\n", s + 1 < nv ? "," : "");
+		printf("}, \"rss_differs_from_stat\": %ld}%s\n", v[s].rss_differs_from_stat,
+		       s + 1 < nv ? "," : "");
 	}
 	printf("  }\n}\n");
 }
@@ -542,15 +548,71 @@ static void print_fidelity_table(const struct fidelity *v, int nv, long np)
 	for (int s = 0; s < nv; s++)
 		printf(" %ld |", v[s].only_proc);
 	for (int f = 0; f < NR_FIELDS; f++) {
-		printf("\n| %s differs |", field_names[f]);
+		printf("\n| %s differs%s |", field_names[f],
+		       f == F_RSS ? " (from status VmRSS)" : "");
 		for (int s = 0; s < nv; s++)
 			printf(" %ld |", v[s].differ[f]);
 	}
+	printf("\n| rss_pages differs from stat's field 24 |");
+	for (int s = 0; s < nv; s++)
+		printf(" %ld |", v[s].rss_differs_from_stat);
 	printf("\n\n");
 	for (int s = 0; s < nv; s++)
 		for (int i = 0; i < v[s].nexamples; i++)
 			printf("%s comm '%s', /proc '%s'\n", v[s].source, v[s].comm_examples[i][0],
 			       v[s].comm_examples[i][1]);
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* @procs processes of @threads tasks each, asleep; their pids in @pids. */
+static void spawn_population(pid_t *pids, long procs, long threads)
+{
+	for (long i = 0; i < procs; i++) {
+		int p[2];
+		char ok;
+
+		if (pipe(p))
+			die("pipe: %m");
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork: %m");
+		if (!pids[i]) {
+			pthread_attr_t attr;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pthread_attr_init(&attr);
+			pthread_attr_setstacksize(&attr, 64 * 1024);
+			for (long t = 1; t < threads; t++) {
+				pthread_t th;
+
+				if (pthread_create(&th, &attr, idle_thread, NULL))
+					_exit(2);
+			}
+			if (write(p[1], "x", 1) != 1)
+				_exit(3);
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		if (read(p[0], &ok, 1) != 1)
+			die("spawned process %d did not start its threads", pids[i]);
+		close(p[0]);
+	}
+}
+
+static void kill_population(pid_t *pids, long procs)
+{
+	for (long i = 0; i < procs; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
 }
 
 static int cmd_fidelity(bool json)
@@ -905,7 +967,8 @@ static int cmd_privilege(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bpf-tasks check [--syscall] | fidelity [--json] | privilege | dump\n");
+	fprintf(stderr, "usage: bpf-tasks check [--syscall] | fidelity [--json] [--spawn PROCS THREADS] "
+		"| privilege | dump\n");
 	exit(2);
 }
 
@@ -920,10 +983,29 @@ int main(int argc, char **argv)
 			usage();
 		return cmd_check(argc == 3);
 	}
-	if (!strcmp(argv[1], "fidelity") && argc <= 3) {
-		if (argc == 3 && strcmp(argv[2], "--json"))
-			usage();
-		return cmd_fidelity(argc == 3);
+	if (!strcmp(argv[1], "fidelity")) {
+		long procs = 0, threads = 0;
+		bool json = false;
+		static pid_t pids[MAX_TASKS];
+		int rc;
+
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json")) {
+				json = true;
+			} else if (!strcmp(argv[i], "--spawn") && i + 2 < argc) {
+				procs = atol(argv[i + 1]);
+				threads = atol(argv[i + 2]);
+				i += 2;
+				if (procs < 1 || threads < 1 || procs * threads > MAX_TASKS / 2)
+					usage();
+			} else {
+				usage();
+			}
+		}
+		spawn_population(pids, procs, threads);
+		rc = cmd_fidelity(json);
+		kill_population(pids, procs);
+		return rc;
 	}
 	if (!strcmp(argv[1], "privilege") && argc == 2)
 		return cmd_privilege();

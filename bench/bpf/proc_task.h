@@ -64,8 +64,10 @@ static inline ssize_t proc_task_file(int pid, int tid, const char *name, char *b
  * Task @tid of process @pid as /proc shows it: 0, or -1 with errno (ENOENT:
  * the task is gone). @page_kib converts VmRSS to pages. pidfs_id is 0 when
  * no pidfd can be opened (no pidfs, or the task exited meanwhile).
+ * *@stat_rss (if not NULL) gets stat's field 24, the approximate rss.
  */
-static inline int proc_task_read(int pid, int tid, long page_kib, struct task_record *r)
+static inline int proc_task_read(int pid, int tid, long page_kib, struct task_record *r,
+				 unsigned long long *stat_rss)
 {
 	char buf[4096], *open_paren, *close_paren, *p, *line;
 	unsigned long long v[42] = { 0 };
@@ -106,6 +108,8 @@ static inline int proc_task_read(int pid, int tid, long page_kib, struct task_re
 	r->num_threads = (__u32)v[20];
 	r->start_time = v[22];
 	r->policy = (__u32)v[41];
+	if (stat_rss)
+		*stat_rss = v[24];
 
 	if (proc_task_file(pid, tid, "status", buf, sizeof(buf)) < 0)
 		return -1;
