@@ -756,12 +756,22 @@ static void probe(struct outcome *o)
 	}
 	task_bpf_close(&tb);
 	o->info_default = info_list(mine, MAX_TASKS, false);
-	o->info_procfs = n = info_list(mine, MAX_TASKS, true);
-	if (n >= 0) {
+	/*
+	 * The procfs view against a fresh listing of /proc: a kernel worker
+	 * may come or go in between, so up to 3 attempts until they agree.
+	 */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		np = proc_list(proc_recs, MAX_TASKS, false);
+		o->info_procfs = n = info_list(mine, MAX_TASKS, true);
+		o->info_not_in_proc = o->proc_not_in_info = 0;
+		if (n < 0)
+			break;
 		for (long i = 0; i < n; i++)
 			o->info_not_in_proc += !find_tid(proc_recs, np, mine[i].tid);
 		for (long i = 0; i < np; i++)
 			o->proc_not_in_info += !find_tid(mine, n, proc_recs[i].tid);
+		if (!o->info_not_in_proc && !o->proc_not_in_info)
+			break;
 	}
 }
 
