@@ -21,7 +21,8 @@
 //! `cargo xtask bpf-guest` does the same in one boot of the BPF kernel
 //! (the series applied, `qemu/bpf.config`), where the privilege callers
 //! also assert what `pidmap_info(2)` gives them and the fidelity report
-//! has a `pidmap_info` column. Never run by CI.
+//! has a `pidmap_info` column (over 100 processes of 100 tasks, spawned
+//! for it). Never run by CI.
 
 use crate::deps;
 use crate::kernel;
@@ -221,7 +222,7 @@ pub fn run_guest(args: &BpfGuestArgs) -> Result<()> {
         )
     })?;
     let script = "/add/bpf-tasks check --syscall && /add/bpf-tasks privilege \
-                  && /add/bpf-tasks fidelity";
+                  && /add/bpf-tasks fidelity --spawn 100 100";
     let command = ["/bin/sh", "-c", script].map(String::from);
     let run = qemu::run_in_guest(
         &kernel,
