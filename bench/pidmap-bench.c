@@ -94,6 +94,15 @@
 #include "../guest-tests/include/pidmap_uapi.h"
 #include "../guest-tests/include/thread_holder.h"
 
+/*
+ * Built by `cargo xtask bench --bpf` with -DPIDMAP_BENCH_BPF, the BPF
+ * skeleton of bpf/task_record.bpf.c on the include path and libbpf: the
+ * refresh then times the BPF programs too (bpf/task_bpf.h).
+ */
+#ifdef PIDMAP_BENCH_BPF
+#include "bpf/task_bpf.h"
+#endif
+
 #define JSON_BEGIN "PIDMAP-BENCH-JSON-BEGIN"
 #define JSON_END   "PIDMAP-BENCH-JSON-END"
 
@@ -1332,7 +1341,18 @@ static void case_tasks_many(const char *name, int threads, double target)
  *    the cgroup id, and no comm, state, CPU time, rss or start time: a
  *    monitor on this route still reads /proc for those, so its time is a
  *    lower bound of the per-task route's cost, and its records are
- *    checked on tid, tgid and ppid only.
+ *    checked on tid, tgid and ppid only;
+ *  - "bpf_iter" (built with PIDMAP_BENCH_BPF): the iter/task program of
+ *    bpf/task_record.bpf.c, the same 168-byte records, read(2) 64 KiB at
+ *    a time from a new iterator fd per refresh; its load, verification
+ *    and attach are timed once, apart ("bpf_load_ns" and friends);
+ *  - "bpf_syscall": the open-coded bpf_iter_task kfuncs in a
+ *    BPF_PROG_TYPE_SYSCALL program, one BPF_PROG_RUN per refresh, the
+ *    records read from its .bss through the skeleton's mmap.
+ *    Both read task->utime/stime raw (no cputime_adjust()): their CPU
+ *    times are counted where they differ from the walk's, not required
+ *    to match ("bpf_iter_cputime_differs"); their rss is stat's
+ *    approximate one, as the walk's is.
  */
 
 /* The refresh's fields (the ids come always). */
@@ -1374,6 +1394,9 @@ struct refresh {
 	 * not stat's field 24, which reads the counters' approximate value
 	 */
 	bool exact_rss;
+	/* utime/stime are raw task->utime/stime, not cputime_adjust()ed */
+	bool raw_cputime;
+	long cputime_differs;	/* raw_cputime: tasks whose times differ from the walk's */
 };
 
 static unsigned long long ns_per_tick;
@@ -1866,6 +1889,74 @@ static void probe_pidfd_info(void)
 	}
 	close(fd);
 }
+#ifdef PIDMAP_BENCH_BPF
+/* ---- BPF: iter/task and the open-coded iterator (bpf/task_record.bpf.c) ---- */
+
+/* The BPF records are pidmap_info(2)'s layout (bpf-tasks.c checks each field). */
+_Static_assert(sizeof(struct task_record) == sizeof(struct pidmap_info), "record size");
+_Static_assert(offsetof(struct task_record, comm) == offsetof(struct pidmap_info, comm),
+	       "record comm");
+_Static_assert(offsetof(struct task_record, rss_pages) ==
+		       offsetof(struct pidmap_info, rss_pages), "record rss");
+
+static struct task_bpf bpf;
+static bool have_bpf_iter, have_bpf_syscall;
+static char bpf_state[96] = "absent: not built with PIDMAP_BENCH_BPF";
+static struct task_record bpf_buf[REC_CAP];
+
+/* Load, verify and attach once; the SYSCALL program where the kernel allows it. */
+static void probe_bpf(void)
+{
+	if (task_bpf_open(&bpf, true, true)) {
+		snprintf(bpf_state, sizeof(bpf_state), "syscall program: %s: %s",
+			 bpf.failed_step, strerror(bpf.err));
+		task_bpf_close(&bpf);
+		if (task_bpf_open(&bpf, true, false)) {
+			snprintf(bpf_state, sizeof(bpf_state), "absent: iter/task %s: %s",
+				 bpf.failed_step, strerror(bpf.err));
+			task_bpf_close(&bpf);
+			return;
+		}
+		have_bpf_iter = true;
+		return;
+	}
+	snprintf(bpf_state, sizeof(bpf_state), "present");
+	have_bpf_iter = have_bpf_syscall = true;
+}
+
+static long refresh_bpf_iter(void *arg)
+{
+	struct refresh *rf = arg;
+	long n;
+
+	refresh_reset(rf);
+	n = task_bpf_iter_read(&bpf, bpf_buf, REC_CAP);
+	if (n < 0)
+		die("%s: reading the iterator: %s", rf->name, strerror((int)-n));
+	rf->calls = bpf.reads + 2;	/* bpf(BPF_ITER_CREATE), the reads, close */
+	records_from_info(rf, (const struct pidmap_info *)bpf_buf, n);
+	return rf->n;
+}
+
+static long refresh_bpf_syscall(void *arg)
+{
+	struct refresh *rf = arg;
+	const struct task_record *recs = NULL;
+	long n;
+
+	refresh_reset(rf);
+	n = task_bpf_syscall_run(&bpf, &recs);
+	if (n < 0)
+		die("%s: BPF_PROG_RUN: %s", rf->name, strerror((int)-n));
+	if (n > REC_CAP)
+		die("%s: more than %d tasks", rf->name, REC_CAP);
+	rf->calls = 1;
+	records_from_info(rf, (const struct pidmap_info *)recs, n);
+	return rf->n;
+}
+
+#endif
+
 /* ---- The cross-check ---- */
 
 static int cmp_rec_tid(const void *a, const void *b)
@@ -1987,7 +2078,7 @@ static long statm_rss(int tid)
  * number of differences.
  */
 static long compare_refresh(const char *name, const struct refresh *a,
-			    const struct refresh *b, const struct pop *work,
+			    struct refresh *b, const struct pop *work,
 			    unsigned long long slack)
 {
 	pid_t self = getpid();
@@ -2060,6 +2151,10 @@ static long compare_refresh(const char *name, const struct refresh *a,
 		}
 		if (own)
 			continue;
+		if (b->raw_cputime) {
+			b->cputime_differs += y->utime != x->utime || y->stime != x->stime;
+			continue;
+		}
 		if (b->group_cputime) {
 			/*
 			 * The group's utime + stime is the sum of its threads'
@@ -2093,7 +2188,11 @@ static long compare_refresh(const char *name, const struct refresh *a,
 
 enum {
 	V_WALK, V_WALK_STATUS, V_PIDMAP, V_GROUPED, V_RECORDS, V_RECORDS_DEFAULT,
-	V_RECORDS_CALL, V_PIDFD, NVARIANTS
+	V_RECORDS_CALL, V_PIDFD,
+#ifdef PIDMAP_BENCH_BPF
+	V_BPF_ITER, V_BPF_SYSCALL,
+#endif
+	NVARIANTS
 };
 
 struct variant {
@@ -2102,6 +2201,7 @@ struct variant {
 	enum_fn timed;
 	enum_fn check;		/* its cross-check pass; NULL: timed */
 	bool group_cputime, ids_only, exact_rss;	/* of its records */
+	bool raw_cputime;
 };
 
 static const struct variant variants[NVARIANTS] = {
@@ -2118,6 +2218,12 @@ static const struct variant variants[NVARIANTS] = {
 			     false, true, false },
 	[V_PIDFD] = { "pidfd_info", "pidfd_info", refresh_pidfd_info, NULL,
 		      false, true, false },
+#ifdef PIDMAP_BENCH_BPF
+	[V_BPF_ITER] = { "bpf_iter", "bpf_iter", refresh_bpf_iter, NULL,
+			 false, false, false, true },
+	[V_BPF_SYSCALL] = { "bpf_syscall", "bpf_syscall", refresh_bpf_syscall, NULL,
+			    false, false, false, true },
+#endif
 };
 
 static bool variant_available(int k)
@@ -2132,6 +2238,12 @@ static bool variant_available(int k)
 		return have_info;
 	case V_PIDFD:
 		return have_pidfd_info;
+#ifdef PIDMAP_BENCH_BPF
+	case V_BPF_ITER:
+		return have_bpf_iter;
+	case V_BPF_SYSCALL:
+		return have_bpf_syscall;
+#endif
 	default:
 		return true;
 	}
@@ -2158,6 +2270,7 @@ static void refresh_run_init(struct refresh_run *run)
 		run->rf[k] = (struct refresh){
 			.name = v->name, .recs = recs[k], .group_cputime = v->group_cputime,
 			.ids_only = v->ids_only, .exact_rss = v->exact_rss,
+			.raw_cputime = v->raw_cputime,
 		};
 		run->side[k] = (struct side){ .fn = v->timed, .arg = &run->rf[k] };
 		run->timed[k] = variant_available(k) ? &run->side[k] : NULL;
@@ -2189,6 +2302,8 @@ static bool refresh_check(const char *name, struct refresh_run *run, const struc
 			if (run->timed[k])
 				qsort(run->rf[k].recs, run->rf[k].n, sizeof(struct task_rec),
 				      cmp_rec_tid);
+		for (k = V_WALK + 1; k < NVARIANTS; k++)
+			run->rf[k].cputime_differs = 0;
 		for (k = V_WALK + 1; k < NVARIANTS; k++)
 			if (run->timed[k])
 				bad += compare_refresh(name, &run->rf[V_WALK], &run->rf[k],
@@ -2332,6 +2447,23 @@ static void refresh_note(const char *name, const struct refresh_run *run)
 		     name, have_pidmap ? "pidmap" : "the /proc readdirs", pidfd_gone);
 }
 
+#ifdef PIDMAP_BENCH_BPF
+/* The BPF members of a refresh result. */
+static void bpf_json(char *buf, size_t size, const struct refresh_run *run)
+{
+	append(buf, size, ", \"bpf\": \"%s\"", bpf_state);
+	if (!have_bpf_iter)
+		return;
+	append(buf, size,
+	       ", \"bpf_open_ns\": %.1f, \"bpf_load_ns\": %.1f, \"bpf_attach_ns\": %.1f"
+	       ", \"bpf_iter_cputime_differs\": %ld",
+	       bpf.open_ns, bpf.load_ns, bpf.attach_ns, run->rf[V_BPF_ITER].cputime_differs);
+	if (have_bpf_syscall)
+		append(buf, size, ", \"bpf_syscall_cputime_differs\": %ld",
+		       run->rf[V_BPF_SYSCALL].cputime_differs);
+}
+#endif
+
 static struct refresh_run refresh_runs;
 
 static void refresh_case(const char *name, double target, const struct pop *work,
@@ -2373,6 +2505,9 @@ static void refresh_case(const char *name, double target, const struct pop *work
 	       ", \"bulk\": \"%s\", \"info_chunk\": %ld, \"processes\": %ld, \"stat_reads\": %ld",
 	       records_state(), opt.info_chunk, walk_proc_root(NULL),
 	       run->rf[V_WALK].stat_reads);
+#ifdef PIDMAP_BENCH_BPF
+	bpf_json(r->extra, sizeof(r->extra), run);
+#endif
 	if (small) {
 		small_n = run->rf[V_WALK].n;
 		memcpy(small_ns, run->ns, sizeof(small_ns));
@@ -2401,6 +2536,19 @@ static void case_refresh(void)
 		refresh_case("refresh_10k", 20, &p, false);
 		pop_kill(&p);
 	}
+#ifdef PIDMAP_BENCH_BPF
+	/* The BPF comparison's third shape: 1,000 processes of 10 threads. */
+	if (want_case("refresh_10k_1000x10")) {
+		long nprocs = opt.procs / 10;
+
+		make_room(opt.procs);
+		spawn_procs(&p, nprocs, 10);
+		note("  system: %ld processes, %ld tasks\n", walk_proc_root(NULL),
+		     walk_proc_tasks(NULL));
+		refresh_case("refresh_10k_1000x10", 20, &p, false);
+		pop_kill(&p);
+	}
+#endif
 }
 
 /* The JSON fields both tgid_scale results carry: the load and the drift. */
@@ -2588,6 +2736,9 @@ int main(int argc, char **argv)
 		"fds_4", "fds_1000", "tasks_all_250", "tasks_grouped_250",
 		"procs_only_10k", "tasks_all_10k", "tasks_all_100x100",
 		"refresh_250", "refresh_10k",
+#ifdef PIDMAP_BENCH_BPF
+		"refresh_10k_1000x10",
+#endif
 		"tgid_scale_100k_threads",
 	};
 	long threads = -1, procs = -1, min_us = -1;
@@ -2664,6 +2815,11 @@ int main(int argc, char **argv)
 	probe();
 	probe_info();
 	probe_pidfd_info();
+#ifdef PIDMAP_BENCH_BPF
+	probe_bpf();
+	note("pidmap-bench: BPF %s; load+verify %.1f ms, attach %.3f ms\n", bpf_state,
+	     bpf.load_ns / 1e6, bpf.attach_ns / 1e6);
+#endif
 	ns_per_tick = 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
 	page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	if (uname(&u))

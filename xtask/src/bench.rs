@@ -32,9 +32,20 @@
 //! PIDFD_GET_INFO has no comm, state, CPU time, rss or start time, so that
 //! figure is a lower bound of the per-task route's cost. A second table
 //! shows them side by side.
+//!
+//! `--bpf` boots the BPF kernel (`qemu/bpf.config`) and builds the program
+//! with `-DPIDMAP_BENCH_BPF` against libbpf and the skeleton of
+//! `bench/bpf/task_record.bpf.c`, made from that kernel's BTF
+//! ([`crate::bpf`]): the refresh then also times `bpf_iter` (iter/task,
+//! read in 64 KiB chunks) and `bpf_syscall` (the open-coded task iterator
+//! in a `BPF_PROG_TYPE_SYSCALL` program, one `BPF_PROG_RUN`), with their
+//! one-off load + verify + attach cost (`bpf_load_ns`, `bpf_attach_ns`),
+//! and a third refresh shape, `refresh_10k_1000x10`. A third table shows
+//! the BPF comparison.
 
+use crate::bpf;
 use crate::guest;
-use crate::kernel;
+use crate::kernel::{self, Flavor};
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
 use crate::run::{step, timed};
@@ -58,6 +69,7 @@ const CASE_ORDER: &[&str] = &[
     "procs_only_10k",
     "refresh_250",
     "refresh_10k",
+    "refresh_10k_1000x10",
     "fds_4",
     "fds_1000",
     "tgid_scale_100k_threads_pidmap",
@@ -74,6 +86,8 @@ const RATIO_KEYS: &[&str] = &[
     "bulk_default_ratio",
     "bulk_call_ratio",
     "pidfd_info_ratio",
+    "bpf_iter_ratio",
+    "bpf_syscall_ratio",
 ];
 
 /// The refresh's variants besides the walk and the records, in the order
@@ -133,9 +147,28 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let flavor = kernel.label();
     let src = workspace_root().join("bench").join("pidmap-bench.c");
     let bin = xtask_dir().join("bench").join(&flavor).join("pidmap-bench");
-    timed("building bench/pidmap-bench.c static", || {
-        guest::compile_c(kernel.arch, &src, &bin, None, &kernel.headers())
-    })?;
+    if kernel.flavor == Flavor::Bpf {
+        let out = xtask_dir().join("bench").join(&flavor).join("bpf");
+        let build = timed("building bench/bpf for the guest kernel's BTF", || {
+            bpf::build_program(&kernel.build.join("vmlinux"), &out)
+        })?;
+        timed(
+            "building bench/pidmap-bench.c static with the BPF variants",
+            || {
+                bpf::compile_loader(
+                    &build,
+                    &src,
+                    &bin,
+                    Some(&kernel.headers()),
+                    &["PIDMAP_BENCH_BPF"],
+                )
+            },
+        )?;
+    } else {
+        timed("building bench/pidmap-bench.c static", || {
+            guest::compile_c(kernel.arch, &src, &bin, None, &kernel.headers())
+        })?;
+    }
 
     let mut command = vec!["/add/pidmap-bench".to_string(), "--json".to_string()];
     if args.quick {
@@ -195,6 +228,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !refresh.is_empty() {
             println!();
             print!("{refresh}");
+        }
+        let bpf = bpf_table(&median);
+        if !bpf.is_empty() {
+            println!();
+            print!("{bpf}");
         }
         if let Some(path) = &args.json {
             let json = serde_json::json!({
@@ -492,6 +530,59 @@ fn refresh_table(results: &Map<String, Value>) -> String {
     out
 }
 
+/// The BPF comparison (`--bpf`), one row per refresh case: the walks,
+/// `pidmap_info(2)` in both views, the two BPF programs and the per-task
+/// pidfd route, each with its ratio to the stat walk, then the BPF setup
+/// and how many tasks' raw CPU times differ from /proc's. Empty when no
+/// case has BPF figures.
+fn bpf_table(results: &Map<String, Value>) -> String {
+    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
+        .into_iter()
+        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
+        .filter(|(_, v)| v.contains_key("bpf"))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| case | tasks | stat walk | stat + status walk (ratio) | pidmap_info, procfs view | \
+         pidmap_info, default view | BPF iter/task, 64 KiB reads | BPF open-coded iterator, \
+         BPF_PROG_RUN | pidfd + PIDFD_GET_INFO per task | BPF load + verify / attach | \
+         tasks whose raw CPU time differs (iter / syscall) |\n\
+         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
+    );
+    for (name, v) in rows {
+        let absent = v
+            .get("bpf")
+            .and_then(Value::as_str)
+            .filter(|s| *s != "present");
+        let bulk = v
+            .get("bulk")
+            .and_then(Value::as_str)
+            .filter(|s| *s != "present");
+        let setup = match (num(v, "bpf_load_ns"), num(v, "bpf_attach_ns")) {
+            (Some(load), Some(attach)) => format!("{} / {}", human_ns(load), human_ns(attach)),
+            _ => format!("n/a ({})", absent.unwrap_or("absent")),
+        };
+        let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
+        out.push_str(&format!(
+            "| {name}{} | {} | {} | {} | {} | {} | {} | {} | {} | {setup} | {} / {} |\n",
+            if agree { "" } else { " (**records disagree**)" },
+            int_or_na(v, "entries"),
+            num(v, "baseline_ns").map_or_else(|| "n/a".to_string(), human_ns),
+            variant_cell(v, "walk_status", None),
+            variant_cell(v, "new", bulk),
+            variant_cell(v, "bulk_default", bulk),
+            variant_cell(v, "bpf_iter", absent),
+            variant_cell(v, "bpf_syscall", absent),
+            variant_cell(v, "pidfd_info", None),
+            int_or_na(v, "bpf_iter_cputime_differs"),
+            int_or_na(v, "bpf_syscall_cputime_differs"),
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -637,6 +728,37 @@ mod tests {
             table.contains("| n/a (absent: no PIDFD_GET_INFO (ENOTTY)) | ≥ 10× |"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn bpf_table_only_with_bpf_figures() {
+        assert!(bpf_table(&summarize(&[refresh_boot(Some(50.0), 800.0)])).is_empty());
+        let mut b = refresh_boot(Some(50.0), 800.0);
+        let c = b["refresh_10k"].as_object_mut().unwrap();
+        for (key, value) in [
+            ("bpf", Value::from("present")),
+            ("bpf_iter_ns", Value::from(100.0)),
+            ("bpf_iter_ratio", Value::from(10.0)),
+            ("bpf_syscall_ns", Value::from(125.0)),
+            ("bpf_syscall_ratio", Value::from(8.0)),
+            ("bpf_load_ns", Value::from(2.5e7)),
+            ("bpf_attach_ns", Value::from(1.0e4)),
+            ("bpf_iter_cputime_differs", Value::from(3)),
+            ("bpf_syscall_cputime_differs", Value::from(4)),
+        ] {
+            c.insert(key.into(), value);
+        }
+        let table = bpf_table(&summarize(&[b]));
+        assert!(
+            table.contains(
+                "| refresh_10k | 10000 | 1.0 µs | 2.0 µs (0.50× (0.50–0.50)) | \
+                 50 ns (20.00× (20.00–20.00)) | n/a | 100 ns (10.00× (10.00–10.00)) | \
+                 125 ns (8.00× (8.00–8.00)) | 250 ns (4.00× (4.00–4.00)) | 25.00 ms / 10.0 µs | 3 / 4 |"
+            ),
+            "{table}"
+        );
+        let cells: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
+        assert!(cells.iter().all(|&n| n == cells[0]), "{table}");
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn on(arch: Arch, debug: bool, unpatched: bool) -> KernelArgs {
         arch,
         debug,
         unpatched,
+        bpf: false,
         kernel_src: None,
         timeout: 1800,
         memory: 3072,
@@ -152,6 +153,10 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             Box::new(package_and_test),
         ),
         ("man pages (groff -ww)", Box::new(lint_man_pages)),
+        (
+            "bpf-host: iter/task built, loaded and checked against /proc",
+            Box::new(|| crate::bpf::run_host(&crate::bpf::BpfHostArgs { fidelity: false })),
+        ),
     ];
     if !args.host_only {
         stages.push((

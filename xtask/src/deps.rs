@@ -69,6 +69,20 @@ const RADIX_TREE: &[Requirement] = &[req("/usr/lib/x86_64-linux-gnu/liburcu.so",
 const UPSTREAM_SELFTESTS: &[Requirement] =
     &[req("/usr/lib/x86_64-linux-gnu/libcap.a", "libcap-dev")];
 
+/// BPF programs (bench/bpf/): clang for `-target bpf`, bpftool for
+/// `vmlinux.h` and the skeleton, libbpf's static archive and headers, and
+/// the static archives libbpf links (libelf, zlib, zstd); pahole (dwarves)
+/// for the BPF kernel's BTF.
+const BPF: &[Requirement] = &[
+    req("/usr/bin/clang", "clang"),
+    req("/usr/sbin/bpftool", "bpftool"),
+    req("/usr/lib/x86_64-linux-gnu/libbpf.a", "libbpf-dev"),
+    req("/usr/lib/x86_64-linux-gnu/libelf.a", "libelf-dev"),
+    req("/usr/lib/x86_64-linux-gnu/libz.a", "zlib1g-dev"),
+    req("/usr/lib/x86_64-linux-gnu/libzstd.a", "libzstd-dev"),
+    req("/usr/bin/pahole", "dwarves"),
+];
+
 const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-7.3");
 
 fn missing(reqs: &[&Requirement]) -> Vec<&'static str> {
@@ -117,6 +131,11 @@ pub fn ensure_radix_tree() -> Result<()> {
 /// What upstream's guest selftests need beyond [`ensure`].
 pub fn ensure_upstream_selftests() -> Result<()> {
     install(&UPSTREAM_SELFTESTS.iter().collect::<Vec<_>>())
+}
+
+/// What building and loading the BPF programs needs (host test, BPF kernel).
+pub fn ensure_bpf() -> Result<()> {
+    install(&BPF.iter().collect::<Vec<_>>())
 }
 
 /// Installs the packages of the missing requirements, or says which they are.

@@ -148,6 +148,7 @@ fn kernel_args(args: &ForkcostArgs, unpatched: bool) -> KernelArgs {
         arch: crate::arch::Arch::X86_64,
         debug: false,
         unpatched,
+        bpf: false,
         kernel_src: args.kernel_src.clone(),
         timeout: 1200,
         memory: 1024,

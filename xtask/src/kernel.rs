@@ -34,14 +34,18 @@ pub enum Flavor {
     Debug,
     /// Plain 7.3 with the normal configuration: the "before" kernel.
     Unpatched,
+    /// The series applied, with BPF (iterators, kfuncs, BTF): `qemu/bpf.config`.
+    /// Built only on request (`cargo xtask bench --bpf`), never by CI.
+    Bpf,
 }
 
 impl Flavor {
     pub fn from_args(args: &KernelArgs) -> Flavor {
-        match (args.debug, args.unpatched) {
-            (true, _) => Flavor::Debug,
-            (false, true) => Flavor::Unpatched,
-            (false, false) => Flavor::Patched,
+        match (args.debug, args.unpatched, args.bpf) {
+            (true, _, _) => Flavor::Debug,
+            (false, true, _) => Flavor::Unpatched,
+            (false, false, true) => Flavor::Bpf,
+            (false, false, false) => Flavor::Patched,
         }
     }
 
@@ -50,6 +54,7 @@ impl Flavor {
             Flavor::Patched => "patched",
             Flavor::Debug => "debug",
             Flavor::Unpatched => "unpatched",
+            Flavor::Bpf => "bpf",
         }
     }
 
@@ -62,8 +67,10 @@ impl Flavor {
             qemu_dir().join("base.config"),
             qemu_dir().join(arch.fragment()),
         ];
-        if self == Flavor::Debug {
-            list.push(qemu_dir().join("debug.config"));
+        match self {
+            Flavor::Debug => list.push(qemu_dir().join("debug.config")),
+            Flavor::Bpf => list.push(qemu_dir().join("bpf.config")),
+            Flavor::Patched | Flavor::Unpatched => {}
         }
         list
     }
@@ -510,11 +517,14 @@ pub fn patched_tree(args: &KernelArgs) -> Result<(PathBuf, fs::File)> {
 pub fn prepare(args: &KernelArgs) -> Result<Kernel> {
     let flavor = Flavor::from_args(args);
     let arch = args.arch;
-    if arch != Arch::X86_64 && flavor == Flavor::Debug {
-        bail!("the debug kernel is built for x86_64 only");
+    if arch != Arch::X86_64 && matches!(flavor, Flavor::Debug | Flavor::Bpf) {
+        bail!("the {} kernel is built for x86_64 only", flavor.name());
     }
     deps::ensure(args.kernel_src.is_none())?;
     deps::ensure_arch(arch)?;
+    if flavor == Flavor::Bpf {
+        deps::ensure_bpf()?;
+    }
     let src = source(args)?;
     // One build at a time: concurrent xtasks share trees and build dirs.
     let _lock = lock()?;

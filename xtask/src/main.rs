@@ -7,6 +7,7 @@
 
 mod arch;
 mod bench;
+mod bpf;
 mod busybox;
 mod ci;
 mod console;
@@ -58,6 +59,13 @@ enum Command {
     /// The kernel's userspace IDR/XArray suite (tools/testing/radix-tree,
     /// SHIFT=6) on the host, for the patched tree.
     RadixTree(radix::RadixArgs),
+    /// Build bench/bpf (iter/task and an open-coded task iterator, CO-RE,
+    /// static libbpf loader) for the host kernel, load it as root and check
+    /// its records and its privilege rules against /proc (issue 33).
+    BpfHost(bpf::BpfHostArgs),
+    /// The same in one boot of the BPF kernel (qemu/bpf.config), with
+    /// pidmap_info(2) beside the BPF programs for each caller. Not in CI.
+    BpfGuest(bpf::BpfGuestArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -79,6 +87,10 @@ pub struct KernelArgs {
     /// Boot a 7.3 kernel built without the series (the "before" kernel).
     #[arg(long)]
     pub unpatched: bool,
+    /// Boot the patched kernel built with BPF (qemu/bpf.config: iterators,
+    /// kfuncs, BTF), for the BPF comparison. Never built by CI.
+    #[arg(long, conflicts_with_all = ["debug", "unpatched"])]
+    pub bpf: bool,
     /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: Option<PathBuf>,
@@ -132,6 +144,8 @@ fn main() {
         Command::Forkcost(args) => forkcost::run(&args).map(|()| 0),
         Command::UpstreamSelftests(args) => upstream::run(&args).map(|()| 0),
         Command::RadixTree(args) => radix::run(&args).map(|()| 0),
+        Command::BpfHost(args) => bpf::run_host(&args).map(|()| 0),
+        Command::BpfGuest(args) => bpf::run_guest(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
     };

@@ -48,6 +48,7 @@ pub fn run(args: &RadixArgs) -> Result<()> {
         arch: crate::arch::Arch::X86_64,
         debug: false,
         unpatched: false,
+        bpf: false,
         kernel_src: args.kernel_src.clone(),
         timeout: 0,
         memory: 0,

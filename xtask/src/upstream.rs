@@ -148,6 +148,7 @@ fn kernel_args(args: &UpstreamArgs, run: Run) -> KernelArgs {
         arch: Arch::X86_64,
         debug: run == Run::PatchedDebug,
         unpatched: run == Run::Unpatched,
+        bpf: false,
         kernel_src: args.kernel_src.clone(),
         // KASAN and lockdep make the fork-heavy programs several times slower.
         timeout: if run == Run::PatchedDebug { 3600 } else { 1800 },
