@@ -333,15 +333,21 @@ int main(void)
 	char lsms[256] = "";
 	long splats0 = pt_count_splats();
 	pid_t secret, floor;
+	int err;
 
 	pt_name = "lsm";
 	pt_require_syscalls();
 	mkdir("/sys/kernel/security", 0755);
-	mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL);
-	if (read_file("/sys/kernel/security/lsm", lsms, sizeof(lsms)) ||
-	    !strstr(lsms, "smack") || !strstr(lsms, "landlock")) {
-		printf("lsm: FAIL: Smack and Landlock must be active, the kernel has \"%s\"\n",
-		       lsms);
+	if (mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) &&
+	    errno != EBUSY) {
+		printf("lsm: FAIL: mounting securityfs: %s (CONFIG_SECURITYFS?)\n",
+		       strerror(errno));
+		return KSFT_FAIL;
+	}
+	err = read_file("/sys/kernel/security/lsm", lsms, sizeof(lsms));
+	if (err || !strstr(lsms, "smack") || !strstr(lsms, "landlock")) {
+		printf("lsm: FAIL: Smack and Landlock must be active, the kernel has \"%s\" (%s)\n",
+		       lsms, err ? strerror(-err) : "read");
 		return KSFT_FAIL;
 	}
 	mkdir("/sys/fs/smackfs", 0755);
