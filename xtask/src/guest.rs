@@ -359,15 +359,18 @@ const KSELFTEST_SUITES: [&str; 2] = ["pidmap", "fdmap"];
 /// (kernel-patches/v3/tools/init): (program, uid, extra arguments). uid
 /// 65534 runs through /bin/runas; `-F root` filters out the fixtures only
 /// root can run.
-const KSELFTEST_RUNS: [(&str, u32, &str); 8] = [
+const KSELFTEST_RUNS: [(&str, u32, &str); 10] = [
     ("fdmap_test", 0, ""),
     ("fdmap_test", 65534, "-F root"),
     ("fdmap_view_test", 0, ""),
+    // Smack and Landlock are active in our kernels: their cases must run.
+    ("fdmap_lsm_test", 0, ""),
     ("pidmap_test", 0, ""),
     ("pidmap_test", 65534, ""),
     ("pidmap_info_test", 0, ""),
     ("pidmap_info_test", 65534, "-F root"),
     ("pidmap_view_test", 0, ""),
+    ("pidmap_lsm_test", 0, ""),
 ];
 
 /// The programs also built 32-bit (i686) for the x86_64 kernel's compat
