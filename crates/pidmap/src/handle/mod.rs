@@ -126,6 +126,7 @@ impl Builder {
             records: Vec::new(),
             groups: Vec::new(),
             task_shape: TaskShape::default(),
+            #[cfg(feature = "fallback")]
             keep_files: self.keep_files,
             #[cfg(feature = "fallback")]
             fallback: None,
@@ -154,7 +155,8 @@ pub struct Pidmap {
     groups: Vec<GroupRecord>,
     /// The last listing of all tasks: whether per-process records pay.
     task_shape: TaskShape,
-    /// [`Builder::keep_files`].
+    /// [`Builder::keep_files`] (only the /proc fallback keeps files).
+    #[cfg(feature = "fallback")]
     keep_files: bool,
     #[cfg(feature = "fallback")]
     fallback: Option<Fallback>,
