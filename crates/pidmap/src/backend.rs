@@ -252,7 +252,7 @@ pub(crate) fn task_info_support() -> Result<bool, i32> {
 fn classify_task_info_probe(r: Result<u64, i32>) -> Result<bool, i32> {
     match r {
         Ok(0) => Ok(true),
-        Ok(_) | Err(libc::EINVAL) | Err(libc::E2BIG) => Ok(false),
+        Ok(_) | Err(libc::EINVAL | libc::E2BIG) => Ok(false),
         Err(errno) => Err(errno),
     }
 }

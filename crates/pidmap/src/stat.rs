@@ -156,7 +156,7 @@ pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
         .split(|&b| b == b'\n')
         .find_map(|l| l.strip_prefix(b"Uid:"))?;
     let mut ids = line
-        .split(|b| b.is_ascii_whitespace())
+        .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty());
     Some((parse_num(ids.next()?)?, parse_num(ids.next()?)?))
 }

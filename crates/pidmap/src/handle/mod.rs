@@ -349,7 +349,7 @@ impl Pidmap {
 
     /// The pidfd argument for `what`'s target: opened here for a pid, once
     /// per listing; 0 for the untargeted listings.
-    pub(crate) fn target_fd<'t>(what: Enumeration<'t>) -> Result<TargetFd<'t>> {
+    pub(crate) fn target_fd(what: Enumeration<'_>) -> Result<TargetFd<'_>> {
         match what {
             Enumeration::Ids(q) if !Enumeration::targeted(q) => Ok(TargetFd::Raw(0)),
             Enumeration::Ids(q) => q.target().pidfd(false),
