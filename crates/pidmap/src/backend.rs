@@ -81,6 +81,11 @@ impl Backend {
     ///
     /// An unset or empty variable is `Ok(None)`; a value that is not a
     /// backend is an error rather than a silent probe.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the variable is set to something
+    /// other than `auto`, `syscall` or `procfs`, or is not UTF-8.
     pub fn from_env() -> Result<Option<Backend>> {
         match std::env::var_os(BACKEND_ENV) {
             None => Ok(None),
@@ -300,6 +305,11 @@ impl Backend {
     /// Decide the active backend for a given kernel answer, without
     /// touching the kernel. `Syscall` never falls back.
     ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] when `support`
+    /// is not [`KernelSupport::Available`] (`None` counts as missing).
+    ///
     /// ```
     /// use pidmap::{ActiveBackend, Backend, KernelSupport};
     /// let d = Backend::Auto.resolve(Some(KernelSupport::Missing)).unwrap();
@@ -325,6 +335,12 @@ impl Backend {
     }
 
     /// Probe (cached) if needed, and resolve. `Procfs` never probes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] on a kernel
+    /// without the calls, under a filter that blocks them, or in a build
+    /// without `series-syscalls`.
     pub fn detect(self) -> Result<Detection> {
         let support = match self {
             Backend::Procfs => None,

@@ -243,6 +243,11 @@ impl RawId for i32 {
 
 /// All processes (thread-group ids), ascending, with the default handle.
 ///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
+///
 /// ```
 /// let pids = pidmap::processes()?.to_vec()?;
 /// assert!(pids.contains(&pidmap::Pid::this_process()));
@@ -253,6 +258,11 @@ pub fn processes() -> Result<Pids<'static>> {
 }
 
 /// All processes except kernel threads.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn processes_without_kthreads() -> Result<Pids<'static>> {
     Ok(Pids::owned(
         Pidmap::new()?,
@@ -261,11 +271,21 @@ pub fn processes_without_kthreads() -> Result<Pids<'static>> {
 }
 
 /// Every task id of the view, threads included.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn all_tasks() -> Result<Pids<'static>> {
     Ok(Pids::owned(Pidmap::new()?, Query::all_tasks()))
 }
 
 /// The thread ids of `target`'s thread group.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 ///
 /// ```
 /// use pidmap::{Pid, Target};
@@ -278,11 +298,21 @@ pub fn threads<'fd>(target: impl Into<Target<'fd>>) -> Result<Pids<'fd>> {
 }
 
 /// The children of `target`'s thread group.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn children<'fd>(target: impl Into<Target<'fd>>) -> Result<Pids<'fd>> {
     Ok(Pids::owned(Pidmap::new()?, Query::children(target)))
 }
 
 /// The open fd numbers of `target`.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 ///
 /// ```
 /// use pidmap::{Error, Pid};

@@ -73,12 +73,21 @@ pub struct SystemMemory {
 
 impl SystemMemory {
     /// Read `/proc/meminfo`.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from`](SystemMemory::read_from).
     pub fn read() -> Result<SystemMemory> {
         SystemMemory::read_from(PROC)
     }
 
     /// Read `meminfo` below `proc_root` (a procfs mount, as
     /// [`Builder::proc_root`](crate::Builder::proc_root)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] when it
+    /// does not parse (see [`parse`](SystemMemory::parse)).
     pub fn read_from(proc_root: impl AsRef<Path>) -> Result<SystemMemory> {
         read_file(proc_root.as_ref(), "meminfo", SystemMemory::parse)
     }
@@ -86,6 +95,11 @@ impl SystemMemory {
     /// Parse the text of `/proc/meminfo`. `MemTotal` and `MemFree` are
     /// required; a missing line of the others counts as 0 (but see
     /// [`available`](Self::available)).
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, when there is no `MemTotal` or `MemFree` line, or a
+    /// value the struct keeps is not a number of kB.
     pub fn parse(meminfo: &str) -> Result<SystemMemory, ParseError> {
         let mut total = None;
         let mut free = None;
@@ -317,17 +331,31 @@ pub struct SystemCpu {
 
 impl SystemCpu {
     /// Read `/proc/stat`.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from`](SystemCpu::read_from).
     pub fn read() -> Result<SystemCpu> {
         SystemCpu::read_from(PROC)
     }
 
     /// Read `stat` below `proc_root` (a procfs mount, as
     /// [`Builder::proc_root`](crate::Builder::proc_root)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] when it
+    /// does not parse (see [`parse`](SystemCpu::parse)).
     pub fn read_from(proc_root: impl AsRef<Path>) -> Result<SystemCpu> {
         read_file(proc_root.as_ref(), "stat", SystemCpu::parse)
     }
 
     /// Parse the text of `/proc/stat`. The `cpu` line is required.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, when there is no `cpu` line, or a `cpu` or `cpuN` line
+    /// has fewer than eight numbers or a field that is not one.
     pub fn parse(stat: &str) -> Result<SystemCpu, ParseError> {
         let mut total = None;
         let mut per_cpu = Vec::new();

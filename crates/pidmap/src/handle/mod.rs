@@ -86,6 +86,11 @@ impl Builder {
     /// An unset or empty variable changes nothing; a value that is not a
     /// backend is an error, never a silent probe.
     ///
+    /// # Errors
+    ///
+    /// As [`Backend::from_env`]: [`Error::InvalidArgument`] for a value that
+    /// is not a backend.
+    ///
     /// ```
     /// use pidmap::Pidmap;
     /// let pm = Pidmap::builder().backend_from_env()?.build()?;
@@ -101,6 +106,17 @@ impl Builder {
 
     /// Detect the backend (probed once per process unless it is
     /// [`Backend::Procfs`]) and open the proc root.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] without the
+    /// calls (see [`Backend::detect`]), and for any backend that would need
+    /// /proc in a build without the `fallback` feature;
+    /// [`Error::FallbackNotBuilt`] for [`Backend::Procfs`] in such a build;
+    /// [`Error::ProcNotMounted`] when the proc root is not a procfs mount of
+    /// this pid namespace (the syscall backend does without the default
+    /// `/proc`, not without one set with [`proc_root`](Builder::proc_root));
+    /// [`Error::Io`] when opening it fails otherwise (`EMFILE`, ...).
     pub fn build(self) -> Result<Pidmap> {
         let backend = self.backend.unwrap_or_default();
         if cfg!(not(feature = "fallback")) && backend == Backend::Procfs {
@@ -166,6 +182,10 @@ impl Pidmap {
     /// The default handle: [`Backend::Auto`] over `/proc`. It does not read
     /// [`BACKEND_ENV`](crate::BACKEND_ENV); see
     /// [`Builder::backend_from_env`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
     pub fn new() -> Result<Pidmap> {
         Pidmap::builder().build()
     }
@@ -182,6 +202,10 @@ impl Pidmap {
     /// `Pidmap::builder().keep_files(true).build()`; use the builder to
     /// choose the backend or the proc root too.
     ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
+    ///
     /// ```
     /// use pidmap::{InfoFields, Pidmap, Query};
     /// let mut pm = Pidmap::monitor()?;
@@ -197,6 +221,10 @@ impl Pidmap {
     }
 
     /// A given backend over `/proc`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
     ///
     /// ```
     /// use pidmap::{Backend, Error, Pidmap};
@@ -234,6 +262,14 @@ impl Pidmap {
 
     /// Fill `out` (cleared first) with the whole listing, ascending.
     ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchProcess`] for a target that does not exist (or has
+    /// exited), [`Error::PermissionDenied`] for one this caller may not list,
+    /// [`Error::InvalidArgument`] for a target that is not a process, and
+    /// [`Error::Io`] for any other error the listing met, its errno kept: a
+    /// listing that meets an error fails, it never comes back shorter.
+    ///
     /// ```
     /// use pidmap::{Pid, Pidmap, Query, Target};
     /// let mut pm = Pidmap::new()?;
@@ -248,6 +284,14 @@ impl Pidmap {
 
     /// Fill `out` (cleared first) with the open fd numbers of `target`,
     /// ascending. The numbers are in the target's fd table, not ours.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchProcess`] for a target that does not exist (or has
+    /// exited), [`Error::PermissionDenied`] for one this caller may not list,
+    /// [`Error::InvalidArgument`] for a target that is not a process, and
+    /// [`Error::Io`] for any other error the listing met, its errno kept: a
+    /// listing that meets an error fails, it never comes back shorter.
     ///
     /// ```
     /// use pidmap::{Pidmap, Target};
@@ -271,6 +315,11 @@ impl Pidmap {
     /// With the /proc backend each call reads the whole directory, so
     /// prefer [`fill`](Pidmap::fill) or [`iter`](Pidmap::iter) there.
     ///
+    /// # Errors
+    ///
+    /// As [`fill`](Pidmap::fill), and [`Error::InvalidArgument`] for a
+    /// negative `start`.
+    ///
     /// ```
     /// use pidmap::{Pid, Pidmap, Query, Target};
     /// let mut pm = Pidmap::new()?;
@@ -289,6 +338,11 @@ impl Pidmap {
     }
 
     /// [`read_chunk`](Pidmap::read_chunk) for the fds of `target`.
+    ///
+    /// # Errors
+    ///
+    /// As [`fill_fds`](Pidmap::fill_fds), and [`Error::InvalidArgument`] for
+    /// a negative `start`.
     pub fn read_fd_chunk<'fd>(
         &mut self,
         target: impl Into<Target<'fd>>,
