@@ -161,6 +161,7 @@ impl KernelSupport {
     /// assert_eq!(KernelSupport::from_probe(e(libc::ENOSYS), e(libc::ENOSYS)), KernelSupport::Missing);
     /// assert_eq!(KernelSupport::from_probe(e(libc::EPERM), e(libc::EPERM)), KernelSupport::Blocked);
     /// ```
+    #[must_use]
     pub fn from_probe(pidmap: Result<u64, i32>, fdmap: Result<u64, i32>) -> KernelSupport {
         let one = |call: &'static str, r: Result<u64, i32>| match r {
             Err(libc::EINVAL) => KernelSupport::Available,
@@ -182,11 +183,13 @@ impl KernelSupport {
     }
 
     /// Whether the syscall backend can be used.
+    #[must_use]
     pub fn is_available(self) -> bool {
         self == KernelSupport::Available
     }
 
     /// A one-line explanation, for `pidmap info` and error messages.
+    #[must_use]
     pub fn reason(self) -> String {
         match self {
             KernelSupport::Available => {
@@ -216,6 +219,7 @@ impl fmt::Display for KernelSupport {
 /// Probe the kernel now, without the cache. It issues only pidmap(2) and
 /// fdmap(2), with an invalid flag and no buffer; see the module docs for
 /// sandboxes that kill on unknown calls.
+#[must_use]
 pub fn probe_kernel() -> KernelSupport {
     if sys::enabled_numbers().is_none() {
         return KernelSupport::NotBuilt;
@@ -280,6 +284,7 @@ pub struct Detection {
 
 impl Detection {
     /// Why [`Detection::active`] was chosen, in one line.
+    #[must_use]
     pub fn reason(&self) -> String {
         match (self.requested, self.support) {
             (Backend::Procfs, _) => "procfs backend forced; the syscalls were not probed".into(),

@@ -86,6 +86,7 @@ impl Error {
     /// let e = Error::NoSuchProcess { target: TargetId::Pid(Pid::new(7).unwrap()) };
     /// assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
     /// ```
+    #[must_use]
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
             Error::NoSuchProcess { .. } => Some(libc::ESRCH),

@@ -147,11 +147,13 @@ impl SystemMemory {
 
     /// Memory in use, as procps 4 (`free`, `top`) counts it: `total -
     /// available`.
+    #[must_use]
     pub fn used(&self) -> u64 {
         self.total.saturating_sub(self.available)
     }
 
     /// Swap in use: `swap_total - swap_free`.
+    #[must_use]
     pub fn swap_used(&self) -> u64 {
         self.swap_total.saturating_sub(self.swap_free)
     }
@@ -161,6 +163,7 @@ impl SystemMemory {
     /// total is 0.
     ///
     /// [`TaskInfo::rss_bytes`]: crate::TaskInfo::rss_bytes
+    #[must_use]
     pub fn percent_of(&self, bytes: u64) -> f64 {
         if self.total == 0 {
             return 0.0;
@@ -252,12 +255,14 @@ impl CpuTimes {
     }
 
     /// All the modes' time together.
+    #[must_use]
     pub fn total(&self) -> Duration {
         self.busy() + self.idle + self.iowait
     }
 
     /// The time not idle: every mode but [`idle`](Self::idle) and
     /// [`iowait`](Self::iowait).
+    #[must_use]
     pub fn busy(&self) -> Duration {
         self.user + self.nice + self.system + self.irq + self.softirq + self.steal
     }
@@ -266,6 +271,7 @@ impl CpuTimes {
     /// A counter that went backwards (idle and iowait can, on some
     /// kernels) counts as no time; when no time passed at all the CPU
     /// counts as idle (100 %).
+    #[must_use]
     pub fn percent_since(&self, earlier: &CpuTimes) -> CpuPercent {
         let d = |now: Duration, then: Duration| now.saturating_sub(then).as_secs_f64();
         let deltas = [
@@ -303,6 +309,7 @@ impl CpuTimes {
 impl CpuPercent {
     /// The share not idle: 100 minus [`idle`](Self::idle) and
     /// [`iowait`](Self::iowait).
+    #[must_use]
     pub fn busy(&self) -> f64 {
         self.user + self.nice + self.system + self.irq + self.softirq + self.steal
     }
@@ -377,6 +384,7 @@ impl SystemCpu {
     }
 
     /// CPU `n`'s times, when it is online.
+    #[must_use]
     pub fn cpu(&self, n: u32) -> Option<&CpuTimes> {
         self.per_cpu.iter().find(|(m, _)| *m == n).map(|(_, t)| t)
     }

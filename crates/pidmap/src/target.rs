@@ -87,6 +87,7 @@ impl<'fd> Target<'fd> {
     }
 
     /// An owned description, for errors and output.
+    #[must_use]
     pub fn id(&self) -> TargetId {
         match *self {
             Target::Caller => TargetId::Caller,

@@ -119,6 +119,7 @@ pub struct UserNames(HashMap<u32, String>);
 
 impl UserNames {
     /// An empty cache.
+    #[must_use]
     pub fn new() -> Self {
         UserNames::default()
     }

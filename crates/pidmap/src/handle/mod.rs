@@ -41,6 +41,7 @@ impl Builder {
     /// Choose the backend. Without this call (or
     /// [`backend_from_env`](Builder::backend_from_env)) the handle uses
     /// [`Backend::Auto`]; the environment is never read implicitly.
+    #[must_use]
     pub fn backend(mut self, backend: Backend) -> Self {
         self.backend = Some(backend);
         self
@@ -52,6 +53,7 @@ impl Builder {
     /// a procfs is an error with either backend; the default `/proc`
     /// missing is an error only for the fallback (pidmap(2) then uses the
     /// kernel's fail-closed default view).
+    #[must_use]
     pub fn proc_root(mut self, path: impl AsRef<Path>) -> Self {
         self.proc_root = Some(path.as_ref().to_path_buf());
         self
@@ -73,6 +75,7 @@ impl Builder {
     /// kept file is closed and the open tried once more. A monitor that
     /// refreshes every task in a loop (`pidmap top`) gains from it; a
     /// library inside a program with its own use for fds may not want it.
+    #[must_use]
     pub fn keep_files(mut self, keep: bool) -> Self {
         self.keep_files = keep;
         self
@@ -239,16 +242,19 @@ impl Pidmap {
     }
 
     /// Start building a handle.
+    #[must_use]
     pub fn builder() -> Builder {
         Builder::default()
     }
 
     /// Which backend is in use, and why.
+    #[must_use]
     pub fn detection(&self) -> Detection {
         self.detection
     }
 
     /// The backend in use.
+    #[must_use]
     pub fn active(&self) -> ActiveBackend {
         self.detection.active
     }
