@@ -473,7 +473,7 @@ fn clock_ticks_per_second() -> u64 {
     rustix::param::clock_ticks_per_second().max(1)
 }
 
-/// A tick in nanoseconds where USER_HZ divides a second (100 on every
+/// A tick in nanoseconds where `USER_HZ` divides a second (100 on every
 /// architecture but Alpha's 1024), worked out once: then a conversion,
 /// which a monitor makes three times per task, is one multiplication.
 fn nanos_per_tick() -> Option<u64> {
