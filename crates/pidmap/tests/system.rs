@@ -143,7 +143,7 @@ fn cpu_percent_of_a_busy_interval() {
     assert!((sum - 100.0).abs() < 1e-6, "{p:?}");
     // One of the CPUs was busy: at least a share of it (half of one, as
     // the tick accounting is coarse and a VM may steal).
-    let cpus = now.per_cpu.len() as f64;
+    let cpus = f64::from(u32::try_from(now.per_cpu.len()).unwrap());
     assert!(p.busy() >= 50.0 / cpus, "{p:?} over {cpus} CPUs");
 }
 
@@ -187,7 +187,7 @@ fn user_names_match_getent() {
         assert_eq!(user_id(name).unwrap(), Some(uid), "{name}");
     }
     // A uid no entry has.
-    let unused = (1000..).find(|u| !by_uid.contains_key(u)).unwrap();
+    let unused = (1000..u32::MAX).find(|u| !by_uid.contains_key(u)).unwrap();
     assert_eq!(user_name(unused).unwrap(), None);
     assert_eq!(names.get(unused), unused.to_string());
 }
