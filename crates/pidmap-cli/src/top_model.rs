@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pidmap::{Pid, TaskInfo};
+use pidmap::{Pid, SystemMemory, TaskInfo};
 
 use crate::output::escape;
 use crate::top_columns::Column;
@@ -191,12 +191,12 @@ impl Sample {
 }
 
 /// The rows of `infos`, CPU % against `prev` over `elapsed`, memory % of
-/// `mem_total_kib`, user names from `user`; unfiltered and unsorted.
+/// `memory`'s total, user names from `user`; unfiltered and unsorted.
 pub fn rows(
     infos: &[TaskInfo],
     prev: &Sample,
     elapsed: Duration,
-    mem_total_kib: u64,
+    memory: &SystemMemory,
     user: &mut dyn FnMut(u32) -> String,
 ) -> Vec<TopRow> {
     let secs = elapsed.as_secs_f64();
@@ -209,10 +209,7 @@ pub fn rows(
             } else {
                 0.0
             };
-            let mem = match (rss_kib, mem_total_kib) {
-                (Some(r), t) if t > 0 => r as f64 * 100.0 / t as f64,
-                _ => 0.0,
-            };
+            let mem = i.rss_bytes().map_or(0.0, |b| memory.percent_of(b));
             TopRow {
                 id: i.tid.as_raw(),
                 tgid: i.tgid.map(Pid::as_raw),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
-use pidmap::{InfoFields, Pid, Pidmap, Query, Target, TaskInfo};
+use pidmap::{InfoFields, Pid, Pidmap, Query, Target, TaskInfo, UserNames};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -23,7 +23,6 @@ use crate::top_input::Effect;
 use crate::top_model::{self, Filter, Sample, StateCounts};
 use crate::top_state::State;
 use crate::top_view::{self, Summary};
-use crate::users::Names;
 
 /// What a refresh needs of each task.
 const FIELDS: InfoFields = InfoFields::TGID
@@ -155,7 +154,7 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         first_refresh: FIRST_REFRESH.min(opts.interval),
         ..Summary::default()
     };
-    let mut names = Names::default();
+    let mut names = UserNames::new();
     let query = |threads: bool| {
         let q = if threads {
             Query::all_tasks()
@@ -236,14 +235,12 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         let now_host = Host::read(&opts.proc_root)?;
         pm.fill_info(query(state.threads), FIELDS, &mut infos)?;
         let now = Instant::now();
-        summary.cpu = now_host.cpu.percent_since(&host.cpu);
+        summary.cpu = now_host.cpu.total.percent_since(&host.cpu.total);
         summary.cpus = now_host
+            .cpu
             .per_cpu
             .iter()
-            .map(|(n, t)| {
-                let before = host.per_cpu.iter().find(|(m, _)| m == n).map(|(_, b)| *b);
-                (*n, t.percent_since(&before.unwrap_or(*t)))
-            })
+            .map(|(n, t)| (*n, t.percent_since(host.cpu.cpu(*n).unwrap_or(t))))
             .collect();
         summary.left_out = if state.threads {
             let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
@@ -251,13 +248,9 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         } else {
             None
         };
-        state.all = top_model::rows(
-            &infos,
-            &prev,
-            now - prev_at,
-            now_host.memory.total,
-            &mut |uid| names.name(uid).to_string(),
-        );
+        state.all = top_model::rows(&infos, &prev, now - prev_at, &now_host.memory, &mut |uid| {
+            names.get(uid).to_string()
+        });
         summary.counts = StateCounts::of(state.all.iter().map(|r| r.state));
         state.arrange();
         summary.refreshes += 1;

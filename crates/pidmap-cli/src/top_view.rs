@@ -3,6 +3,7 @@
 //! bar, and a bottom line that holds a prompt, the last action's outcome
 //! or htop's function-key bar; menus and the help screen on top.
 
+use pidmap::CpuPercent;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
@@ -12,7 +13,7 @@ use ratatui::widgets::{
 use ratatui::Frame;
 
 use crate::clock;
-use crate::host::{format_uptime, CpuPercent, Host};
+use crate::host::{format_uptime, Host};
 use crate::top_actions::SIGNALS;
 use crate::top_columns::Column;
 use crate::top_input::HELP;
@@ -56,7 +57,7 @@ fn header(state: &State, s: &Summary) -> Vec<Line<'static>> {
     };
     let c = &s.counts;
     let m = &h.memory;
-    let mib = |kib: u64| kib as f64 / 1024.0;
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     let mut lines = vec![
         Line::from(format!(
             "pidmap top - {clock} {}, load average: {:.2}, {:.2}, {:.2}",

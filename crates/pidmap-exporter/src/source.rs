@@ -337,29 +337,13 @@ pub fn raise_fd_limit() {
     }
 }
 
-/// The user name of `uid` (the passwd database), or the number.
+/// The user name of `uid` (the user database, through the library's
+/// [`pidmap::user_name`]), or the number when it has none or cannot be
+/// read.
 pub fn user_name(uid: u32) -> Vec<u8> {
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: an all-zero passwd is a valid value to be overwritten.
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; `buf` outlives the use
-    // of `pwd`'s strings below.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc == 0 && !result.is_null() && !pwd.pw_name.is_null() {
-        // SAFETY: getpwuid_r succeeded, so pw_name is a NUL-terminated
-        // string inside `buf`.
-        return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }
-            .to_bytes()
-            .to_vec();
+    use std::os::unix::ffi::OsStringExt;
+    match pidmap::user_name(uid) {
+        Ok(Some(name)) => name.into_vec(),
+        _ => uid.to_string().into_bytes(),
     }
-    uid.to_string().into_bytes()
 }

@@ -42,7 +42,7 @@ fn interleaved(group: &str, rounds: usize, methods: &mut [(&str, &mut dyn FnMut(
     let stats: Vec<(f64, f64)> = samples
         .iter_mut()
         .map(|s| {
-            s.sort_by(|a, b| a.total_cmp(b));
+            s.sort_by(f64::total_cmp);
             (s[s.len() / 2], s[0])
         })
         .collect();
@@ -184,25 +184,25 @@ fn bench_pids(c: &mut Criterion) {
         b.iter(|| {
             pm.fill(Query::processes(), &mut ours).unwrap();
             black_box(ours.len())
-        })
+        });
     });
     g.bench_function("procfs_crate", |b| {
         b.iter(|| {
             procfs_crate_pids(&mut v);
             black_box(v.len())
-        })
+        });
     });
     g.bench_function("std_read_dir", |b| {
         b.iter(|| {
             std_read_dir("/proc", &mut v);
             black_box(v.len())
-        })
+        });
     });
     g.bench_function("c_readdir", |b| {
         b.iter(|| {
             c_readdir(c"/proc", &mut v);
             black_box(v.len())
-        })
+        });
     });
     g.finish();
 }
@@ -282,25 +282,25 @@ fn bench_tids(c: &mut Criterion) {
         b.iter(|| {
             pm.fill(Query::threads(Target::Caller), &mut ours).unwrap();
             black_box(ours.len())
-        })
+        });
     });
     g.bench_function("procfs_crate", |b| {
         b.iter(|| {
             procfs_crate_tids(&mut v);
             black_box(v.len())
-        })
+        });
     });
     g.bench_function("std_read_dir", |b| {
         b.iter(|| {
             std_read_dir("/proc/self/task", &mut v);
             black_box(v.len())
-        })
+        });
     });
     g.bench_function("c_readdir", |b| {
         b.iter(|| {
             c_readdir(c"/proc/self/task", &mut v);
             black_box(v.len())
-        })
+        });
     });
     g.finish();
 
@@ -310,19 +310,19 @@ fn bench_tids(c: &mut Criterion) {
         b.iter(|| {
             pm.fill(Query::all_tasks(), &mut ours).unwrap();
             black_box(ours.len())
-        })
+        });
     });
     g.bench_function("procfs_crate", |b| {
         b.iter(|| {
             procfs_crate_all_tasks(&mut v);
             black_box(v.len())
-        })
+        });
     });
     g.bench_function("c_readdir", |b| {
         b.iter(|| {
             c_readdir_all_tasks(&mut v, &mut pids);
             black_box(v.len())
-        })
+        });
     });
     g.finish();
 }

@@ -84,8 +84,8 @@ fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static>
         for r in &recs {
             let row = Row {
                 tid: r.tid.as_raw(),
-                tgid: r.tgid.map_or(0, |p| p.as_raw()),
-                ppid: r.ppid.map_or(0, |p| p.as_raw()),
+                tgid: r.tgid.map_or(0, pidmap::Pid::as_raw),
+                ppid: r.ppid.map_or(0, pidmap::Pid::as_raw),
                 state: r.state.map_or('?', char::from),
                 utime: r.utime.map_or(0, |d| d.as_millis() as u64),
                 stime: r.stime.map_or(0, |d| d.as_millis() as u64),
@@ -145,7 +145,7 @@ fn sysinfo_method() -> Refresh<'static> {
         for (pid, p) in sys.processes() {
             let tid = i32::try_from(pid.as_u32()).unwrap_or(0);
             let tgid = match p.thread_kind() {
-                Some(_) => p.parent().map_or(0, |x| x.as_u32()),
+                Some(_) => p.parent().map_or(0, sysinfo::Pid::as_u32),
                 None => pid.as_u32(),
             };
             let name = p.name().to_string_lossy();
@@ -199,7 +199,9 @@ fn spawn_family(n: usize, threads: usize) -> Vec<libc::pid_t> {
     loop {
         let have: usize = kids
             .iter()
-            .map(|p| std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, |d| d.count()))
+            .map(|p| {
+                std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, std::iter::Iterator::count)
+            })
             .sum();
         if have >= want || t0.elapsed() > Duration::from_secs(60) {
             break;

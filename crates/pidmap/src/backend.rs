@@ -81,6 +81,11 @@ impl Backend {
     ///
     /// An unset or empty variable is `Ok(None)`; a value that is not a
     /// backend is an error rather than a silent probe.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the variable is set to something
+    /// other than `auto`, `syscall` or `procfs`, or is not UTF-8.
     pub fn from_env() -> Result<Option<Backend>> {
         match std::env::var_os(BACKEND_ENV) {
             None => Ok(None),
@@ -156,6 +161,7 @@ impl KernelSupport {
     /// assert_eq!(KernelSupport::from_probe(e(libc::ENOSYS), e(libc::ENOSYS)), KernelSupport::Missing);
     /// assert_eq!(KernelSupport::from_probe(e(libc::EPERM), e(libc::EPERM)), KernelSupport::Blocked);
     /// ```
+    #[must_use]
     pub fn from_probe(pidmap: Result<u64, i32>, fdmap: Result<u64, i32>) -> KernelSupport {
         let one = |call: &'static str, r: Result<u64, i32>| match r {
             Err(libc::EINVAL) => KernelSupport::Available,
@@ -177,11 +183,13 @@ impl KernelSupport {
     }
 
     /// Whether the syscall backend can be used.
+    #[must_use]
     pub fn is_available(self) -> bool {
         self == KernelSupport::Available
     }
 
     /// A one-line explanation, for `pidmap info` and error messages.
+    #[must_use]
     pub fn reason(self) -> String {
         match self {
             KernelSupport::Available => {
@@ -211,6 +219,7 @@ impl fmt::Display for KernelSupport {
 /// Probe the kernel now, without the cache. It issues only pidmap(2) and
 /// fdmap(2), with an invalid flag and no buffer; see the module docs for
 /// sandboxes that kill on unknown calls.
+#[must_use]
 pub fn probe_kernel() -> KernelSupport {
     if sys::enabled_numbers().is_none() {
         return KernelSupport::NotBuilt;
@@ -252,7 +261,7 @@ pub(crate) fn task_info_support() -> Result<bool, i32> {
 fn classify_task_info_probe(r: Result<u64, i32>) -> Result<bool, i32> {
     match r {
         Ok(0) => Ok(true),
-        Ok(_) | Err(libc::EINVAL) | Err(libc::E2BIG) => Ok(false),
+        Ok(_) | Err(libc::EINVAL | libc::E2BIG) => Ok(false),
         Err(errno) => Err(errno),
     }
 }
@@ -275,6 +284,7 @@ pub struct Detection {
 
 impl Detection {
     /// Why [`Detection::active`] was chosen, in one line.
+    #[must_use]
     pub fn reason(&self) -> String {
         match (self.requested, self.support) {
             (Backend::Procfs, _) => "procfs backend forced; the syscalls were not probed".into(),
@@ -299,6 +309,11 @@ impl fmt::Display for Detection {
 impl Backend {
     /// Decide the active backend for a given kernel answer, without
     /// touching the kernel. `Syscall` never falls back.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] when `support`
+    /// is not [`KernelSupport::Available`] (`None` counts as missing).
     ///
     /// ```
     /// use pidmap::{ActiveBackend, Backend, KernelSupport};
@@ -325,6 +340,12 @@ impl Backend {
     }
 
     /// Probe (cached) if needed, and resolve. `Procfs` never probes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] on a kernel
+    /// without the calls, under a filter that blocks them, or in a build
+    /// without `series-syscalls`.
     pub fn detect(self) -> Result<Detection> {
         let support = match self {
             Backend::Procfs => None,

@@ -129,6 +129,7 @@ impl CpuSample {
     /// let used = b.tasks_since(&a);
     /// assert_eq!(used[0].percent, Some(50.0));
     /// ```
+    #[must_use]
     pub fn at(records: &[TaskInfo], at: Duration) -> CpuSample {
         let tasks = records
             .iter()
@@ -149,21 +150,25 @@ impl CpuSample {
 
     /// A sample of `records`, read just now (`CLOCK_BOOTTIME`, the clock of
     /// [`TaskInfo::start_time`]).
+    #[must_use]
     pub fn now(records: &[TaskInfo]) -> CpuSample {
         CpuSample::at(records, since_boot())
     }
 
     /// When the sample was taken, since boot.
+    #[must_use]
     pub fn taken_at(&self) -> Duration {
         self.at
     }
 
     /// How many tasks it holds.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
 
     /// Whether it holds no task.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
     }
@@ -171,6 +176,7 @@ impl CpuSample {
     /// The CPU use of each task of this sample since `earlier`, ordered by
     /// key. A task that started after `earlier` was taken used all its CPU
     /// time in between (as `top` counts it).
+    #[must_use]
     pub fn tasks_since(&self, earlier: &CpuSample) -> Vec<TaskCpu> {
         let wall = self.at.checked_sub(earlier.at).filter(|w| !w.is_zero());
         let mut out: Vec<TaskCpu> = self
@@ -243,6 +249,7 @@ impl CpuSample {
     /// The CPU use since `earlier` summed per thread group (tasks without
     /// a tgid count as their own group), in percent of one CPU; tasks whose
     /// use is unknown (see [`TaskCpu::percent`]) add nothing.
+    #[must_use]
     pub fn processes_since(&self, earlier: &CpuSample) -> BTreeMap<Pid, f64> {
         let mut out = BTreeMap::new();
         for t in self.tasks_since(earlier) {

@@ -50,6 +50,19 @@ pub enum Error {
     /// The kernel returned something the ABI rules out.
     #[error("the kernel broke the pidmap ABI: {0}")]
     AbiViolation(String),
+    /// A file of `/proc` did not read as its format says
+    /// ([`SystemMemory`](crate::SystemMemory), [`SystemCpu`](crate::SystemCpu)).
+    ///
+    /// Its `Display` names the file; what was wrong is its
+    /// [`source()`](std::error::Error::source).
+    #[error("malformed {}", .path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        #[source]
+        source: ParseError,
+    },
     /// Any other I/O error, with its errno (`EMFILE`, `ENOMEM`, `EBADF`, ...).
     ///
     /// Its `Display` is the context alone: the cause is its
@@ -73,6 +86,7 @@ impl Error {
     /// let e = Error::NoSuchProcess { target: TargetId::Pid(Pid::new(7).unwrap()) };
     /// assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
     /// ```
+    #[must_use]
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
             Error::NoSuchProcess { .. } => Some(libc::ESRCH),
@@ -80,7 +94,7 @@ impl Error {
             Error::InvalidArgument(_) | Error::TaskInfoUnsupported => Some(libc::EINVAL),
             Error::SyscallUnavailable(_) | Error::FallbackNotBuilt => Some(libc::ENOSYS),
             Error::ProcNotMounted(_) => Some(libc::ENOENT),
-            Error::AbiViolation(_) => None,
+            Error::AbiViolation(_) | Error::Parse { .. } => None,
             Error::Io { source, .. } => source.raw_os_error(),
         }
     }
@@ -118,10 +132,22 @@ impl From<Error> for io::Error {
                 io::ErrorKind::Unsupported
             }
             Error::ProcNotMounted(_) => io::ErrorKind::NotFound,
-            Error::AbiViolation(_) => io::ErrorKind::InvalidData,
+            Error::AbiViolation(_) | Error::Parse { .. } => io::ErrorKind::InvalidData,
             Error::Io { source, .. } => source.kind(),
         };
         io::Error::new(kind, e)
+    }
+}
+
+/// Text that does not parse as the file it should be (`/proc/meminfo`,
+/// `/proc/stat`): what was wrong, for people.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(String);
+
+impl ParseError {
+    pub(crate) fn new(what: impl Into<String>) -> Self {
+        ParseError(what.into())
     }
 }
 

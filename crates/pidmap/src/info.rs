@@ -72,21 +72,25 @@ impl InfoFields {
     );
 
     /// Whether every field of `other` is in `self`.
+    #[must_use]
     pub const fn contains(self, other: InfoFields) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// Whether no field is in the set.
+    #[must_use]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
     /// The fields of either set (`|` in a `const`).
+    #[must_use]
     pub const fn union(self, other: InfoFields) -> InfoFields {
         InfoFields(self.0 | other.0)
     }
 
     /// The fields of both sets.
+    #[must_use]
     pub const fn intersection(self, other: InfoFields) -> InfoFields {
         InfoFields(self.0 & other.0)
     }
@@ -98,6 +102,7 @@ impl InfoFields {
     /// let f = InfoFields::PPID | InfoFields::COMM;
     /// assert_eq!(f.difference(InfoFields::PPID), InfoFields::COMM);
     /// ```
+    #[must_use]
     pub const fn difference(self, other: InfoFields) -> InfoFields {
         InfoFields(self.0 & !other.0)
     }
@@ -188,6 +193,7 @@ impl Comm {
 
     /// A name from its bytes, cut at the first NUL and to
     /// [`Comm::MAX_LEN`] bytes.
+    #[must_use]
     pub fn new(name: &[u8]) -> Comm {
         let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         Comm::cut(&name[..len], Comm::MAX_LEN)
@@ -210,6 +216,7 @@ impl Comm {
     }
 
     /// The raw bytes (not necessarily UTF-8).
+    #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..usize::from(self.len)]
     }
@@ -297,6 +304,7 @@ pub enum TaskState {
 
 impl TaskState {
     /// The state of a `stat` letter.
+    #[must_use]
     pub const fn from_letter(letter: u8) -> TaskState {
         match letter {
             b'R' => TaskState::Running,
@@ -313,6 +321,7 @@ impl TaskState {
     }
 
     /// The letter `stat` and `ps` show.
+    #[must_use]
     pub const fn letter(self) -> u8 {
         match self {
             TaskState::Running => b'R',
@@ -383,21 +392,25 @@ impl TaskFlags {
     );
 
     /// The `PIDMAP_TASK_*` bits.
+    #[must_use]
     pub const fn bits(self) -> u32 {
         self.0
     }
 
     /// Flags from `PIDMAP_TASK_*` bits, unknown ones kept.
+    #[must_use]
     pub const fn from_bits_retain(bits: u32) -> TaskFlags {
         TaskFlags(bits)
     }
 
     /// Whether every flag of `other` is set.
+    #[must_use]
     pub const fn contains(self, other: TaskFlags) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// The flags of the kernel's `PF_*` bits (`stat` field 9).
+    #[must_use]
     pub fn from_pf_flags(pf: u64) -> TaskFlags {
         // include/linux/sched.h; libc has the same values.
         const PAIRS: [(u64, u32); 4] = [
@@ -460,7 +473,7 @@ fn clock_ticks_per_second() -> u64 {
     rustix::param::clock_ticks_per_second().max(1)
 }
 
-/// A tick in nanoseconds where USER_HZ divides a second (100 on every
+/// A tick in nanoseconds where `USER_HZ` divides a second (100 on every
 /// architecture but Alpha's 1024), worked out once: then a conversion,
 /// which a monitor makes three times per task, is one multiplication.
 fn nanos_per_tick() -> Option<u64> {
@@ -606,6 +619,7 @@ mod raw_pid {
 
 impl TaskInfo {
     /// A record with only the tid: every other field `None`.
+    #[must_use]
     pub const fn new(tid: Pid) -> TaskInfo {
         TaskInfo {
             tid,
@@ -658,6 +672,7 @@ impl TaskInfo {
 
     /// Whether it is a kernel thread ([`TaskFlags::KTHREAD`]), when the
     /// flags are known.
+    #[must_use]
     pub fn is_kernel_thread(&self) -> Option<bool> {
         self.flags.map(|f| f.contains(TaskFlags::KTHREAD))
     }
@@ -666,6 +681,7 @@ impl TaskInfo {
     /// `SCHED_OTHER` or `SCHED_BATCH`, the only ones `ps` shows a nice
     /// value for (`-` under `SCHED_FIFO`, `SCHED_RR`, `SCHED_IDLE` and
     /// `SCHED_DEADLINE`); `None` when the policy is not known.
+    #[must_use]
     pub fn nice_applies(&self) -> Option<bool> {
         self.policy.map(|p| {
             i32::try_from(p).is_ok_and(|p| p == libc::SCHED_OTHER || p == libc::SCHED_BATCH)
@@ -685,22 +701,26 @@ impl TaskInfo {
     /// t.ppid = Some(Pid::from_raw(42));
     /// assert_eq!(t.parent(), Pid::new(42));
     /// ```
+    #[must_use]
     pub fn parent(&self) -> Option<Pid> {
         self.ppid.and_then(|p| Pid::new(p.as_raw()))
     }
 
     /// User plus system CPU time, when known.
+    #[must_use]
     pub fn cpu_time(&self) -> Option<Duration> {
         Some(self.utime? + self.stime?)
     }
 
     /// The resident set size in bytes (pages times the page size).
+    #[must_use]
     pub fn rss_bytes(&self) -> Option<u64> {
         let page = u64::try_from(rustix::param::page_size()).unwrap_or(4096);
         self.rss_pages.map(|p| p.saturating_mul(page))
     }
 
     /// The fields that are set (besides the tid).
+    #[must_use]
     pub fn fields(&self) -> InfoFields {
         let mut f = InfoFields::NONE;
         let mut add = |set: bool, field| {

@@ -131,6 +131,10 @@ impl<'a> Pids<'a> {
     }
 
     /// Collect every id, stopping at the first error.
+    ///
+    /// # Errors
+    ///
+    /// The listing's first error, as [`Pidmap::fill`]'s.
     pub fn to_vec(self) -> Result<Vec<Pid>> {
         self.collect()
     }
@@ -165,6 +169,10 @@ impl<'a> Fds<'a> {
     }
 
     /// Collect every fd, stopping at the first error.
+    ///
+    /// # Errors
+    ///
+    /// The listing's first error, as [`Pidmap::fill_fds`]'s.
     pub fn to_vec(self) -> Result<Vec<i32>> {
         self.collect()
     }

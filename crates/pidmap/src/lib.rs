@@ -132,6 +132,30 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
+//! # Around the records
+//!
+//! What a `top` shows beside its rows: [`SystemMemory`] (from
+//! `/proc/meminfo`; the total for `%MEM`) and [`SystemCpu`] (from
+//! `/proc/stat`; the `%Cpu(s)` line, all CPUs and each), and user names
+//! for [`TaskInfo::euid`]: [`user_name`], [`user_id`], and the cache
+//! [`UserNames`].
+//!
+//! ```
+//! use pidmap::{InfoFields, Pidmap, Query, SystemMemory, UserNames};
+//!
+//! let mut pm = Pidmap::new()?;
+//! let mut records = Vec::new();
+//! pm.fill_info(Query::processes(), InfoFields::RSS | InfoFields::UIDS, &mut records)?;
+//! let memory = SystemMemory::read()?;
+//! let mut names = UserNames::new();
+//! for r in &records {
+//!     let user = r.euid.map_or("?", |uid| names.get(uid));
+//!     let mem = r.rss_bytes().map(|b| memory.percent_of(b));
+//!     let _ = (r.tid, user, mem);
+//! }
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
 //! # Features
 //!
 //! - `fallback` (default): the `/proc` reader. Without it the crate is
@@ -171,13 +195,15 @@ mod query;
 mod serde_forms;
 mod stat;
 mod sys;
+mod system;
 mod target;
+mod users;
 
 pub use backend::{
     kernel_support, probe_kernel, ActiveBackend, Backend, Detection, KernelSupport, BACKEND_ENV,
 };
 pub use cpu::{CpuSample, TaskCpu, TaskKey};
-pub use error::{Error, Result};
+pub use error::{Error, ParseError, Result};
 pub use handle::{Builder, Pidmap};
 pub use info::{Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
@@ -185,7 +211,9 @@ pub use pid::Pid;
 pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
+pub use system::{CpuPercent, CpuTimes, SystemCpu, SystemMemory};
 pub use target::{Target, TargetId};
+pub use users::{user_id, user_name, UserNames};
 
 use std::fmt;
 
@@ -215,6 +243,11 @@ impl RawId for i32 {
 
 /// All processes (thread-group ids), ascending, with the default handle.
 ///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
+///
 /// ```
 /// let pids = pidmap::processes()?.to_vec()?;
 /// assert!(pids.contains(&pidmap::Pid::this_process()));
@@ -225,6 +258,11 @@ pub fn processes() -> Result<Pids<'static>> {
 }
 
 /// All processes except kernel threads.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn processes_without_kthreads() -> Result<Pids<'static>> {
     Ok(Pids::owned(
         Pidmap::new()?,
@@ -233,11 +271,21 @@ pub fn processes_without_kthreads() -> Result<Pids<'static>> {
 }
 
 /// Every task id of the view, threads included.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn all_tasks() -> Result<Pids<'static>> {
     Ok(Pids::owned(Pidmap::new()?, Query::all_tasks()))
 }
 
 /// The thread ids of `target`'s thread group.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 ///
 /// ```
 /// use pidmap::{Pid, Target};
@@ -250,11 +298,21 @@ pub fn threads<'fd>(target: impl Into<Target<'fd>>) -> Result<Pids<'fd>> {
 }
 
 /// The children of `target`'s thread group.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 pub fn children<'fd>(target: impl Into<Target<'fd>>) -> Result<Pids<'fd>> {
     Ok(Pids::owned(Pidmap::new()?, Query::children(target)))
 }
 
 /// The open fd numbers of `target`.
+///
+/// # Errors
+///
+/// As [`Pidmap::new`]; the listing's own errors are the iterator's
+/// items.
 ///
 /// ```
 /// use pidmap::{Error, Pid};

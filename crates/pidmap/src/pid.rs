@@ -34,6 +34,7 @@ impl Pid {
     /// assert!(pidmap::Pid::new(1).is_some());
     /// assert!(pidmap::Pid::new(0).is_none());
     /// ```
+    #[must_use]
     pub const fn new(id: i32) -> Option<Pid> {
         if id > 0 {
             Some(Pid(id))
@@ -43,11 +44,13 @@ impl Pid {
     }
 
     /// Wrap an id without checking it (as returned by the kernel).
+    #[must_use]
     pub const fn from_raw(id: i32) -> Pid {
         Pid(id)
     }
 
     /// The raw id.
+    #[must_use]
     pub const fn as_raw(self) -> i32 {
         self.0
     }
@@ -57,11 +60,13 @@ impl Pid {
     /// ```
     /// assert_eq!(u32::try_from(pidmap::Pid::this_process().as_raw()), Ok(std::process::id()));
     /// ```
+    #[must_use]
     pub fn this_process() -> Pid {
         Pid(rustix::process::getpid().as_raw_nonzero().get())
     }
 
     /// The calling thread's id (`gettid()`).
+    #[must_use]
     pub fn this_thread() -> Pid {
         Pid(rustix::thread::gettid().as_raw_nonzero().get())
     }

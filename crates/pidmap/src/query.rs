@@ -22,6 +22,7 @@ pub enum Listing {
 
 impl Listing {
     /// A plural noun for messages: `"processes"`, `"threads"`, ...
+    #[must_use]
     pub fn noun(self) -> &'static str {
         match self {
             Listing::Processes => "processes",
@@ -52,11 +53,13 @@ pub struct Query<'fd> {
 
 impl<'fd> Query<'fd> {
     /// All processes of the view.
+    #[must_use]
     pub const fn processes() -> Query<'static> {
         Query::untargeted(Listing::Processes)
     }
 
     /// All tasks of the view, threads included.
+    #[must_use]
     pub const fn all_tasks() -> Query<'static> {
         Query::untargeted(Listing::AllTasks)
     }
@@ -88,6 +91,7 @@ impl<'fd> Query<'fd> {
     }
 
     /// Leave kernel threads out (`PIDMAP_FILTER_NO_KTHREADS`).
+    #[must_use]
     pub const fn without_kthreads(mut self) -> Self {
         self.ignore_kthreads = true;
         self
@@ -101,17 +105,20 @@ impl<'fd> Query<'fd> {
     }
 
     /// What is listed.
+    #[must_use]
     pub const fn listing(&self) -> Listing {
         self.listing
     }
 
     /// Whose threads or children ([`Target::Caller`] for the untargeted
     /// listings).
+    #[must_use]
     pub const fn target(&self) -> Target<'fd> {
         self.target
     }
 
     /// Whether kernel threads are left out.
+    #[must_use]
     pub const fn ignores_kthreads(&self) -> bool {
         self.ignore_kthreads
     }

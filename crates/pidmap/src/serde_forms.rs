@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A duration as whole nanoseconds (a `u64` holds 584 years).
 pub(crate) mod nanos {
-    use super::*;
+    use super::{Deserialize, Deserializer, Duration, Serialize, Serializer};
 
     pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).serialize(s)
@@ -21,7 +21,7 @@ pub(crate) mod nanos {
 
 /// An optional duration as whole nanoseconds, or `null`.
 pub(crate) mod option_nanos {
-    use super::*;
+    use super::{Deserialize, Deserializer, Duration, Serialize, Serializer};
 
     pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         d.map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))

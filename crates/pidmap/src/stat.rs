@@ -61,6 +61,7 @@ impl StatCounters {
     /// `SCHED_BATCH` (3), the only ones `ps` shows a nice value for (it
     /// shows `-` under `SCHED_FIFO`, `SCHED_RR`, `SCHED_IDLE`,
     /// `SCHED_DEADLINE`). A line without the policy (field 41) has one.
+    #[must_use]
     pub fn has_nice(&self) -> bool {
         match self.policy {
             None => true,
@@ -98,6 +99,7 @@ impl StatCounters {
 
 impl<'a> Stat<'a> {
     /// Parse one line; `None` if it is not a stat line.
+    #[must_use]
     pub fn parse(line: &'a [u8]) -> Option<Stat<'a>> {
         let open = line.iter().position(|&b| b == b'(')?;
         let close = line.iter().rposition(|&b| b == b')')?;
@@ -123,11 +125,13 @@ impl<'a> Stat<'a> {
     }
 
     /// `PF_KTHREAD` is set in the flags.
+    #[must_use]
     pub fn is_kernel_thread(&self) -> bool {
         self.flags & u64::from(libc::PF_KTHREAD.unsigned_abs()) != 0
     }
 
     /// A zombie (`Z`) or dead (`X`) task: it has no fd table any more.
+    #[must_use]
     pub fn is_zombie(&self) -> bool {
         matches!(self.state, b'Z' | b'X')
     }
@@ -156,7 +160,7 @@ pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
         .split(|&b| b == b'\n')
         .find_map(|l| l.strip_prefix(b"Uid:"))?;
     let mut ids = line
-        .split(|b| b.is_ascii_whitespace())
+        .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty());
     Some((parse_num(ids.next()?)?, parse_num(ids.next()?)?))
 }
@@ -170,6 +174,7 @@ pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
 /// assert_eq!(pidmap::status_vm_rss_kib(s), Some(1728));
 /// assert_eq!(pidmap::status_vm_rss_kib(b"Name:\tkthreadd\n"), None);
 /// ```
+#[must_use]
 pub fn status_vm_rss_kib(status: &[u8]) -> Option<u64> {
     let v = status
         .split(|&b| b == b'\n')

@@ -49,6 +49,13 @@ impl<'fd> Target<'fd> {
     /// refuses without the flag), `pidfd_open(pid, PIDFD_THREAD)`, which
     /// needs Linux 6.9. A pid that does not exist is
     /// [`Error::NoSuchProcess`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a pid that is not positive,
+    /// [`Error::NoSuchProcess`] for one that does not exist, and the
+    /// other errors of `pidfd_open(2)` as a listing's
+    /// ([`Pidmap::fill`](crate::Pidmap::fill)).
     pub fn open_pidfd(pid: Pid) -> Result<OwnedFd> {
         use rustix::process::{pidfd_open, PidfdFlags};
         let raw = rustix::process::Pid::from_raw(pid.as_raw())
@@ -80,6 +87,7 @@ impl<'fd> Target<'fd> {
     }
 
     /// An owned description, for errors and output.
+    #[must_use]
     pub fn id(&self) -> TargetId {
         match *self {
             Target::Caller => TargetId::Caller,

@@ -627,7 +627,9 @@ fn the_backend_variable_is_read_only_when_asked() {
             return 11;
         }
         std::env::set_var(pidmap::BACKEND_ENV, "procfs");
-        let built = Pidmap::builder().backend_from_env().and_then(|b| b.build());
+        let built = Pidmap::builder()
+            .backend_from_env()
+            .and_then(pidmap::Builder::build);
         match built {
             Ok(pm) if pm.active() == pidmap::ActiveBackend::Procfs => {}
             _ => return 12,

@@ -409,7 +409,7 @@ fn env_switch_child() -> Result<bool, String> {
     let chosen = Backend::from_env().map_err(|e| format!("from_env: {e}"))?;
     let mut pm = Pidmap::builder()
         .backend_from_env()
-        .and_then(|b| b.build())
+        .and_then(pidmap::Builder::build)
         .map_err(|e| format!("build: {e}"))?;
     if chosen != Some(Backend::Procfs) {
         return Err(format!("from_env read {chosen:?}"));

@@ -204,7 +204,10 @@ mod tests {
         }
         let gone = rustix::io::pread(&fd, &mut buf[..], 0);
         assert!(first > 0 && line.starts_with(&format!("{pid} (")), "{line}");
-        assert_eq!(gone.map_err(|e| e.raw_os_error()), Err(libc::ESRCH));
+        assert_eq!(
+            gone.map_err(rustix::io::Errno::raw_os_error),
+            Err(libc::ESRCH)
+        );
     }
 
     /// Keys are looked up in ascending order; the ones a refresh does not

@@ -398,7 +398,7 @@ impl Fallback {
         if self.has_children_files(root)? {
             let tids = self.take_scratch_ids(|fb, ids| {
                 read_ids(&mut fb.dirents, tasks.as_fd(), 1, parse_id, |id| {
-                    ids.push(id)
+                    ids.push(id);
                 })
                 .map_err(|e| io_error(e, "children", r.id))
             })?;

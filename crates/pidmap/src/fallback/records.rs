@@ -302,7 +302,7 @@ fn fill_counters(info: &mut TaskInfo, c: &StatCounters, fields: InfoFields) {
 /// exact sum `VmRSS` shows).
 fn statm_size_resident(line: &[u8]) -> Option<(u64, u64)> {
     let mut f = line
-        .split(|b| b.is_ascii_whitespace())
+        .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty());
     let num = |f: &[u8]| std::str::from_utf8(f).ok()?.parse().ok();
     Some((num(f.next()?)?, num(f.next()?)?))

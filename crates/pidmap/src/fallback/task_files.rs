@@ -45,8 +45,8 @@ impl TaskFiles<'_> {
         super::records::tests::count_read(path.as_cstr().to_bytes());
         let context = || format!("reading {}", path.as_cstr().to_string_lossy());
         let classify = |e: io::Error| match e.raw_os_error() {
-            Some(libc::ENOENT) | Some(libc::ESRCH) => Ok(Read::Gone),
-            Some(libc::EACCES) | Some(libc::EPERM) => Ok(Read::Denied),
+            Some(libc::ENOENT | libc::ESRCH) => Ok(Read::Gone),
+            Some(libc::EACCES | libc::EPERM) => Ok(Read::Denied),
             _ => Err(Error::io(context(), e)),
         };
         let key = FileKey { tid, file };

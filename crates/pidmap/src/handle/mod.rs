@@ -41,6 +41,7 @@ impl Builder {
     /// Choose the backend. Without this call (or
     /// [`backend_from_env`](Builder::backend_from_env)) the handle uses
     /// [`Backend::Auto`]; the environment is never read implicitly.
+    #[must_use]
     pub fn backend(mut self, backend: Backend) -> Self {
         self.backend = Some(backend);
         self
@@ -52,6 +53,7 @@ impl Builder {
     /// a procfs is an error with either backend; the default `/proc`
     /// missing is an error only for the fallback (pidmap(2) then uses the
     /// kernel's fail-closed default view).
+    #[must_use]
     pub fn proc_root(mut self, path: impl AsRef<Path>) -> Self {
         self.proc_root = Some(path.as_ref().to_path_buf());
         self
@@ -73,6 +75,7 @@ impl Builder {
     /// kept file is closed and the open tried once more. A monitor that
     /// refreshes every task in a loop (`pidmap top`) gains from it; a
     /// library inside a program with its own use for fds may not want it.
+    #[must_use]
     pub fn keep_files(mut self, keep: bool) -> Self {
         self.keep_files = keep;
         self
@@ -85,6 +88,11 @@ impl Builder {
     ///
     /// An unset or empty variable changes nothing; a value that is not a
     /// backend is an error, never a silent probe.
+    ///
+    /// # Errors
+    ///
+    /// As [`Backend::from_env`]: [`Error::InvalidArgument`] for a value that
+    /// is not a backend.
     ///
     /// ```
     /// use pidmap::Pidmap;
@@ -101,6 +109,17 @@ impl Builder {
 
     /// Detect the backend (probed once per process unless it is
     /// [`Backend::Procfs`]) and open the proc root.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SyscallUnavailable`] for [`Backend::Syscall`] without the
+    /// calls (see [`Backend::detect`]), and for any backend that would need
+    /// /proc in a build without the `fallback` feature;
+    /// [`Error::FallbackNotBuilt`] for [`Backend::Procfs`] in such a build;
+    /// [`Error::ProcNotMounted`] when the proc root is not a procfs mount of
+    /// this pid namespace (the syscall backend does without the default
+    /// `/proc`, not without one set with [`proc_root`](Builder::proc_root));
+    /// [`Error::Io`] when opening it fails otherwise (`EMFILE`, ...).
     pub fn build(self) -> Result<Pidmap> {
         let backend = self.backend.unwrap_or_default();
         if cfg!(not(feature = "fallback")) && backend == Backend::Procfs {
@@ -126,6 +145,7 @@ impl Builder {
             records: Vec::new(),
             groups: Vec::new(),
             task_shape: TaskShape::default(),
+            #[cfg(feature = "fallback")]
             keep_files: self.keep_files,
             #[cfg(feature = "fallback")]
             fallback: None,
@@ -154,7 +174,8 @@ pub struct Pidmap {
     groups: Vec<GroupRecord>,
     /// The last listing of all tasks: whether per-process records pay.
     task_shape: TaskShape,
-    /// [`Builder::keep_files`].
+    /// [`Builder::keep_files`] (only the /proc fallback keeps files).
+    #[cfg(feature = "fallback")]
     keep_files: bool,
     #[cfg(feature = "fallback")]
     fallback: Option<Fallback>,
@@ -164,6 +185,10 @@ impl Pidmap {
     /// The default handle: [`Backend::Auto`] over `/proc`. It does not read
     /// [`BACKEND_ENV`](crate::BACKEND_ENV); see
     /// [`Builder::backend_from_env`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
     pub fn new() -> Result<Pidmap> {
         Pidmap::builder().build()
     }
@@ -179,6 +204,10 @@ impl Pidmap {
     /// are all closed and the open is tried again. Equal to
     /// `Pidmap::builder().keep_files(true).build()`; use the builder to
     /// choose the backend or the proc root too.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
     ///
     /// ```
     /// use pidmap::{InfoFields, Pidmap, Query};
@@ -196,6 +225,10 @@ impl Pidmap {
 
     /// A given backend over `/proc`.
     ///
+    /// # Errors
+    ///
+    /// As [`Builder::build`].
+    ///
     /// ```
     /// use pidmap::{Backend, Error, Pidmap};
     /// match Pidmap::with_backend(Backend::Syscall) {
@@ -209,16 +242,19 @@ impl Pidmap {
     }
 
     /// Start building a handle.
+    #[must_use]
     pub fn builder() -> Builder {
         Builder::default()
     }
 
     /// Which backend is in use, and why.
+    #[must_use]
     pub fn detection(&self) -> Detection {
         self.detection
     }
 
     /// The backend in use.
+    #[must_use]
     pub fn active(&self) -> ActiveBackend {
         self.detection.active
     }
@@ -231,6 +267,14 @@ impl Pidmap {
     }
 
     /// Fill `out` (cleared first) with the whole listing, ascending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchProcess`] for a target that does not exist (or has
+    /// exited), [`Error::PermissionDenied`] for one this caller may not list,
+    /// [`Error::InvalidArgument`] for a target that is not a process, and
+    /// [`Error::Io`] for any other error the listing met, its errno kept: a
+    /// listing that meets an error fails, it never comes back shorter.
     ///
     /// ```
     /// use pidmap::{Pid, Pidmap, Query, Target};
@@ -246,6 +290,14 @@ impl Pidmap {
 
     /// Fill `out` (cleared first) with the open fd numbers of `target`,
     /// ascending. The numbers are in the target's fd table, not ours.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchProcess`] for a target that does not exist (or has
+    /// exited), [`Error::PermissionDenied`] for one this caller may not list,
+    /// [`Error::InvalidArgument`] for a target that is not a process, and
+    /// [`Error::Io`] for any other error the listing met, its errno kept: a
+    /// listing that meets an error fails, it never comes back shorter.
     ///
     /// ```
     /// use pidmap::{Pidmap, Target};
@@ -269,6 +321,11 @@ impl Pidmap {
     /// With the /proc backend each call reads the whole directory, so
     /// prefer [`fill`](Pidmap::fill) or [`iter`](Pidmap::iter) there.
     ///
+    /// # Errors
+    ///
+    /// As [`fill`](Pidmap::fill), and [`Error::InvalidArgument`] for a
+    /// negative `start`.
+    ///
     /// ```
     /// use pidmap::{Pid, Pidmap, Query, Target};
     /// let mut pm = Pidmap::new()?;
@@ -287,6 +344,11 @@ impl Pidmap {
     }
 
     /// [`read_chunk`](Pidmap::read_chunk) for the fds of `target`.
+    ///
+    /// # Errors
+    ///
+    /// As [`fill_fds`](Pidmap::fill_fds), and [`Error::InvalidArgument`] for
+    /// a negative `start`.
     pub fn read_fd_chunk<'fd>(
         &mut self,
         target: impl Into<Target<'fd>>,
@@ -347,7 +409,7 @@ impl Pidmap {
 
     /// The pidfd argument for `what`'s target: opened here for a pid, once
     /// per listing; 0 for the untargeted listings.
-    pub(crate) fn target_fd<'t>(what: Enumeration<'t>) -> Result<TargetFd<'t>> {
+    pub(crate) fn target_fd(what: Enumeration<'_>) -> Result<TargetFd<'_>> {
         match what {
             Enumeration::Ids(q) if !Enumeration::targeted(q) => Ok(TargetFd::Raw(0)),
             Enumeration::Ids(q) => q.target().pidfd(false),

@@ -30,6 +30,12 @@ impl Pidmap {
     /// `query`, ascending by tid, with the `fields` asked for (each one
     /// `None` where the kernel or the view leaves it unset).
     ///
+    /// # Errors
+    ///
+    /// As [`fill`](Pidmap::fill), and [`Error::TaskInfoUnsupported`] for a
+    /// [`Backend::Syscall`] handle on a kernel whose pidmap_info(2) refuses
+    /// the records ([`info_backend`](Pidmap::info_backend)).
+    ///
     /// ```
     /// use pidmap::{InfoFields, Pid, Pidmap, Query, Target};
     /// let mut pm = Pidmap::new()?;
@@ -59,6 +65,11 @@ impl Pidmap {
     /// `out` (cleared first) with at most `max` records of tids `>=
     /// start`, ascending, and returns how many; 0 means the end. Resume at
     /// the last record's tid + 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`fill_info`](Pidmap::fill_info), and [`Error::InvalidArgument`]
+    /// for a negative `start`.
     ///
     /// ```
     /// use pidmap::{InfoFields, Pidmap, Query};
@@ -97,6 +108,11 @@ impl Pidmap {
     /// else /proc under [`Backend::Auto`] (a kernel with pidmap(2) but
     /// without records), and [`Error::TaskInfoUnsupported`] for a
     /// [`Backend::Syscall`] handle.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TaskInfoUnsupported`] for a [`Backend::Syscall`] handle on
+    /// a kernel whose pidmap_info(2) refuses the records.
     pub fn info_backend(&self) -> Result<ActiveBackend> {
         if self.detection.active == ActiveBackend::Procfs {
             return Ok(ActiveBackend::Procfs);
