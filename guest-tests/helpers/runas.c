@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
  * runas UID PROGRAM [ARG...]: exec PROGRAM as uid and gid UID, with UID as
- * its only supplementary group (kernel-patches/v3/fdmap/tools/runas.c).
+ * its only supplementary group.
  * The guest runs the kselftests' uid 65534 cases through it.
  */
 #define _GNU_SOURCE

@@ -124,6 +124,17 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
         &kernel.headers(),
     )?;
 
+    // A user database for NSS's files backend (static glibc has it built
+    // in): the crate's user-name tests and the CLI's USER column look up
+    // root and the test user 65534 here, as on any distribution.
+    stage.write(
+        "etc/passwd",
+        "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+        0o644,
+    )?;
+    stage.write("etc/group", "root:x:0:\nnogroup:x:65534:\n", 0o644)?;
+    stage.write("etc/nsswitch.conf", "passwd: files\ngroup: files\n", 0o644)?;
+
     let mut env = String::from("# written by cargo xtask: what this boot is for\n");
     let (mode_name, command) = match mode {
         Mode::Test => ("test", None),
@@ -355,10 +366,9 @@ pub fn add_cli(stage: &Stage, arch: Arch) -> Result<()> {
 /// The series' kselftest suites (tools/testing/selftests/<suite>).
 const KSELFTEST_SUITES: [&str; 2] = ["pidmap", "fdmap"];
 
-/// How the guest runs each kselftest program, as the v3 guest's init does
-/// (kernel-patches/v3/tools/init): (program, uid, extra arguments). uid
-/// 65534 runs through /bin/runas; `-F root` filters out the fixtures only
-/// root can run.
+/// How the guest runs each kselftest program: (program, uid, extra
+/// arguments). uid 65534 runs through /bin/runas; `-F root` filters out
+/// the fixtures only root can run.
 const KSELFTEST_RUNS: [(&str, u32, &str); 10] = [
     ("fdmap_test", 0, ""),
     ("fdmap_test", 65534, "-F root"),
