@@ -73,9 +73,12 @@ struct pidmap_req {
  * @mask: the PIDMAP_INFO_* bits of the fields filled
  * @supported_mask: with PIDMAP_INFO_SUPPORTED_MASK, the bits this kernel
  *	knows
- * @pidfs_id: the pidfs id of @tid's struct pid, never reused: the inode
- *	number of a pidfd of it (pidfd_open(@tid, PIDFD_THREAD if @tid is not
- *	@tgid)), so a pidfd can be checked to name this task
+ * @pidfs_id: the pidfs id of @tid's struct pid, never reused: on 64-bit
+ *	kernels the inode number of a pidfd of it (pidfd_open(@tid,
+ *	PIDFD_THREAD if @tid is not @tgid)), so a pidfd can be checked to
+ *	name this task; on 32-bit kernels the inode number is its low half
+ *	and the inode generation its high half, and a pidfs file handle
+ *	(name_to_handle_at()) carries all of it
  * @tid: the id listed, in the view's pid namespace
  * @tgid: status Tgid:
  * @ppid: stat field 4
