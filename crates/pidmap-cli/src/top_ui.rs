@@ -48,6 +48,9 @@ const FRAME_BUFFER: usize = 1 << 18;
 /// is seen within this time, not at once.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+/// How often the watchdog looks for a hung-up terminal.
+const HANGUP_CHECK: Duration = Duration::from_millis(250);
+
 /// The signals that end the interactive top with the terminal restored.
 const QUIT_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT];
 
@@ -77,6 +80,23 @@ fn catch_quit_signals() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether the terminal on stdin was hung up (its tmux or ssh session
+/// closed without a SIGHUP reaching us, as when a shell that did not exec
+/// us led the session). Reads then give end-of-file for ever, and
+/// crossterm's `poll` retries them without returning, at 100 % CPU, so a
+/// watchdog thread asks this instead of the event loop. A hung-up tty
+/// answers every ioctl with `EIO`; stdin that is not a terminal
+/// (`ENOTTY`) is not taken for one.
+fn terminal_hung_up() -> bool {
+    // SAFETY: a zeroed termios is a valid buffer, and tcgetattr writes
+    // only into it.
+    let failed = unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        libc::tcgetattr(libc::STDIN_FILENO, &mut t) != 0
+    };
+    failed && io::Error::last_os_error().raw_os_error() == Some(libc::EIO)
 }
 
 /// Dies of `sig` with its default action (so that the parent sees the
@@ -176,6 +196,14 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
 
     catch_quit_signals()?;
     let guard = TerminalGuard::enter()?;
+    // Nothing can be restored on a terminal that is gone: die as a
+    // SIGHUP would have made us.
+    std::thread::spawn(|| loop {
+        std::thread::sleep(HANGUP_CHECK);
+        if terminal_hung_up() {
+            die_of(libc::SIGHUP);
+        }
+    });
     // One write per frame, not one per line (stdout is line-buffered),
     // so that a terminal never shows a frame half drawn.
     let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());

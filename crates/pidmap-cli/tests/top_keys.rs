@@ -325,3 +325,37 @@ fn mouse_clicks_select_and_sort_and_the_wheel_scrolls() {
     tmux.keys("q");
     assert_eq!(tmux.wait_exit(), "0");
 }
+
+/// The state letter of `pid` (`/proc/PID/stat` field 3), or None once it
+/// is gone.
+fn state_of(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')').unwrap() + 2..].chars().next()
+}
+
+#[test]
+fn top_ends_when_its_terminal_is_hung_up() {
+    // Started by a shell that does not exec it, so the tty's SIGHUP goes
+    // to the shell (the session leader) and not to top: top must notice
+    // the hung-up terminal itself (before the fix it spun on end-of-file
+    // at 100 % CPU for ever).
+    let tmux = Tmux::new("hangup");
+    let script = format!("{} top -d 0.5; true", support::bin().display());
+    tmux.start_shell(&script);
+    tmux.wait_for("started", started);
+    let shell: i32 = tmux.format("#{pane_pid}").parse().unwrap();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let top: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    tmux.run(&["kill-server"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match state_of(top) {
+            None | Some('Z' | 'X') => break,
+            Some(state) => assert!(
+                Instant::now() < deadline,
+                "top ({top}) still runs (state {state}) 10 s after its terminal was hung up"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
