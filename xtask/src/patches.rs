@@ -188,12 +188,16 @@ fn export() -> Result<()> {
         };
         let last = &commits[first + n - 1];
         let out = scratch.join(group);
+        let prefix = subject_prefix(&dir.join(group).join("0000-cover-letter.patch"))?;
         let names = cmd::output(
             Command::new("git")
                 .arg("-C")
                 .arg(&tree)
                 // Not -q: format-patch names each file it writes.
-                .args(["format-patch", "--start-number", "1", "-o"])
+                // --numbered: a series of one patch is "1/1" too.
+                .args(["format-patch", "--numbered", "--start-number", "1"])
+                .arg(format!("--subject-prefix={prefix}"))
+                .arg("-o")
                 .arg(&out)
                 .arg(format!("{base}..{last}")),
         )?;
@@ -242,6 +246,32 @@ fn export() -> Result<()> {
         dir.display()
     ));
     Ok(())
+}
+
+/// The subject prefix of a series' patches, from its cover letter's
+/// `Subject: [PATCH v4 0/6] ...`: "PATCH v4", so that every patch carries
+/// the version the cover letter gives ("PATCH" without a cover letter or a
+/// version).
+fn subject_prefix(cover_letter: &Path) -> Result<String> {
+    let Ok(text) = std::fs::read_to_string(cover_letter) else {
+        return Ok("PATCH".to_string());
+    };
+    Ok(prefix_of_cover_subject(&text))
+}
+
+fn prefix_of_cover_subject(text: &str) -> String {
+    let version = text
+        .lines()
+        .find_map(|line| line.strip_prefix("Subject: [PATCH "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|word| {
+            word.strip_prefix('v')
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+    match version {
+        Some(v) => format!("PATCH {v}"),
+        None => "PATCH".to_string(),
+    }
 }
 
 /// Runs checkpatch on each patch and fails on any error or warning.
@@ -405,4 +435,22 @@ fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> 
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod subject_prefix_tests {
+    use super::prefix_of_cover_subject;
+
+    #[test]
+    fn the_cover_letter_version_goes_on_every_patch() {
+        let cover = "From 0 Mon\nSubject: [PATCH v4 0/6] pidmap(2): list tasks\n\nbody\n";
+        assert_eq!(prefix_of_cover_subject(cover), "PATCH v4");
+    }
+
+    #[test]
+    fn no_version_or_no_subject_is_plain_patch() {
+        assert_eq!(prefix_of_cover_subject("Subject: [PATCH 0/2] x\n"), "PATCH");
+        assert_eq!(prefix_of_cover_subject("Subject: [PATCH vx 0/2] x\n"), "PATCH");
+        assert_eq!(prefix_of_cover_subject("no subject\n"), "PATCH");
+    }
 }
