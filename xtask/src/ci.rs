@@ -160,7 +160,7 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
     ];
     if !args.host_only {
         stages.push((
-            "checkpatch --strict",
+            "upstream-clean hunks, checkpatch --strict",
             Box::new(|| crate::patches::check_series(&kernel(false, false))),
         ));
         stages.push((

@@ -11,6 +11,7 @@ mod bpf;
 mod busybox;
 mod ci;
 mod console;
+mod debian;
 mod deps;
 mod docs;
 mod forkcost;

@@ -62,8 +62,16 @@ impl BuildArch {
 
 #[derive(Subcommand)]
 pub enum PatchesCommand {
-    /// `scripts/checkpatch.pl --strict` on every patch of the series.
+    /// Upstream-clean hunks, then `scripts/checkpatch.pl --strict` on every
+    /// patch of the series. Upstream-clean: no hunk's context or removed
+    /// line holds a Debian-only line listed in
+    /// kernel-patches/debian-changes.txt, so `git am` applies the series on
+    /// upstream v7.3.4 as it does on Debian's tree.
     Check {
+        /// Run only the upstream-clean hunk check: no kernel tree, no
+        /// checkpatch.
+        #[arg(long, conflicts_with = "build_each")]
+        upstream_clean_only: bool,
         /// Also build each prefix of the series (each patch must build on its
         /// own, with no compiler warning: `KCFLAGS=-Werror`).
         #[arg(long)]
@@ -93,11 +101,15 @@ pub enum PatchesCommand {
 pub fn run(command: PatchesCommand) -> Result<()> {
     match command {
         PatchesCommand::Check {
+            upstream_clean_only,
             build_each,
             build_arch,
             series,
             kernel,
         } => {
+            if upstream_clean_only {
+                return check_upstream_clean();
+            }
             check_series(&kernel)?;
             if build_each {
                 let arches = if build_arch.is_empty() {
@@ -274,8 +286,16 @@ fn prefix_of_cover_subject(text: &str) -> String {
     }
 }
 
-/// Runs checkpatch on each patch and fails on any error or warning.
+/// No hunk may need a Debian-only line (kernel-patches/debian-changes.txt),
+/// so that the series applies on upstream v7.3.4 unchanged.
+fn check_upstream_clean() -> Result<()> {
+    crate::debian::check_series(&crate::paths::patches_dir(), &series()?)
+}
+
+/// Checks that the hunks are upstream-clean, then runs checkpatch on each
+/// patch and fails on any error or warning.
 pub fn check_series(args: &KernelArgs) -> Result<()> {
+    check_upstream_clean()?;
     let tree = kernel::pristine_tree(args)?;
     let (patched, _lock) = kernel::patched_tree(args)?;
     let patches = series()?;
@@ -450,7 +470,10 @@ mod subject_prefix_tests {
     #[test]
     fn no_version_or_no_subject_is_plain_patch() {
         assert_eq!(prefix_of_cover_subject("Subject: [PATCH 0/2] x\n"), "PATCH");
-        assert_eq!(prefix_of_cover_subject("Subject: [PATCH vx 0/2] x\n"), "PATCH");
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [PATCH vx 0/2] x\n"),
+            "PATCH"
+        );
         assert_eq!(prefix_of_cover_subject("no subject\n"), "PATCH");
     }
 }
