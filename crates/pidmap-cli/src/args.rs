@@ -24,6 +24,10 @@ pub struct Cli {
     pub json: bool,
     /// Which backend to use; `syscall` fails instead of falling back
     /// [default: $PIDMAP_BACKEND, else auto].
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
     #[arg(long, global = true, value_enum)]
     pub backend: Option<BackendArg>,
     /// Exit 1 when anything could not be listed or read (each case is
@@ -107,6 +111,7 @@ pub struct TaskListing {
 
 impl TaskListing {
     /// The columns to print: `--args` implies `--long`.
+    #[must_use]
     pub fn columns(&self) -> Columns {
         Columns {
             long: self.columns.long || self.args.args,
@@ -222,6 +227,7 @@ pub enum PidArg {
 
 impl PidArg {
     /// How it was spelled, for output.
+    #[must_use]
     pub fn spelling(self) -> String {
         match self {
             PidArg::Myself => "self".into(),

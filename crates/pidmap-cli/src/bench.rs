@@ -27,6 +27,7 @@ pub struct Ratio {
     pub listing: &'static str,
     pub slower: &'static str,
     pub faster: &'static str,
+    #[allow(clippy::struct_field_names, reason = "the JSON key `ratio` (schema 2)")]
     pub ratio: f64,
 }
 
@@ -92,6 +93,10 @@ fn std_read_dir(path: &Path) -> Result<Vec<i32>> {
 }
 
 /// Run the benchmark and print it.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the timed cases one after another, then their table: one list, read in order"
+)]
 pub fn run(
     requested: Option<Backend>,
     proc_root: &Path,
@@ -121,7 +126,7 @@ pub fn run(
             ids,
             median_us,
             min_us,
-        })
+        });
     };
     for (name, q) in [("procs", Query::processes()), ("tasks", Query::all_tasks())] {
         if let Some(sc) = sc.as_mut() {

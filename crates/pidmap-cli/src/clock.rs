@@ -28,7 +28,7 @@ fn now(clock: libc::clockid_t) -> Option<Duration> {
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+    if unsafe { libc::clock_gettime(clock, std::ptr::from_mut(&mut ts)) } != 0 {
         return None;
     }
     Some(Duration::new(
@@ -61,7 +61,7 @@ fn local(epoch: i64) -> Option<libc::tm> {
     // a null zone pointer), overwritten by localtime_r.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers to a time_t and a writable tm.
-    let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    let r = unsafe { libc::localtime_r(std::ptr::from_ref(&t), std::ptr::from_mut(&mut tm)) };
     (!r.is_null()).then_some(tm)
 }
 

@@ -40,13 +40,11 @@ pub fn fill(rows: &mut [TaskRow], proc_root: Option<&Path>) -> Option<String> {
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         };
         row.args = Some(match read {
-            Ok(raw) => Ok(display(&raw, comm.as_ref().map(|c| c.as_bytes()))),
+            Ok(raw) => Ok(display(&raw, comm.as_ref().map(pidmap::Comm::as_bytes))),
             Err(e) => {
                 let status = match e.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::ESRCH) if proc_root.is_some() => {
-                        Status::Vanished
-                    }
-                    Some(libc::EACCES) | Some(libc::EPERM) => Status::PermissionDenied,
+                    Some(libc::ENOENT | libc::ESRCH) if proc_root.is_some() => Status::Vanished,
+                    Some(libc::EACCES | libc::EPERM) => Status::PermissionDenied,
                     _ => Status::Unknown,
                 };
                 if status != Status::Vanished {

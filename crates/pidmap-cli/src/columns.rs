@@ -42,8 +42,8 @@ pub struct Reader {
 
 fn status_of(e: &io::Error) -> Status {
     match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ESRCH) => Status::Vanished,
-        Some(libc::EACCES) | Some(libc::EPERM) => Status::PermissionDenied,
+        Some(libc::ENOENT | libc::ESRCH) => Status::Vanished,
+        Some(libc::EACCES | libc::EPERM) => Status::PermissionDenied,
         _ => Status::Unknown,
     }
 }

@@ -39,17 +39,20 @@ pub use output::{escape, OutputWriter, SCHEMA};
 use tasks::TaskRows;
 
 /// The clap command, for completions and man pages.
+#[must_use]
 pub fn command() -> clap::Command {
     Cli::command()
 }
 
 /// Parse the arguments; clap prints its whole usage error and exits 2, or
 /// prints `--help`/`--version` and exits 0.
+#[must_use]
 pub fn parse() -> Cli {
     Cli::parse()
 }
 
 /// Whether an error comes from writing to a closed pipe.
+#[must_use]
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
@@ -58,6 +61,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// One line for an error.
+#[must_use]
 pub fn error_line(e: &anyhow::Error) -> String {
     if let Some(PmError::TaskInfoUnsupported) = e.downcast_ref::<PmError>() {
         return "this kernel's pidmap_info(2) does not serve task records; \
@@ -170,6 +174,7 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// The exit status for an error: 2 for a usage error, else 1.
+#[must_use]
 pub fn exit_status(e: &anyhow::Error) -> u8 {
     if e.downcast_ref::<UsageError>().is_some() {
         2
@@ -203,6 +208,12 @@ fn proc_root(cli: &Cli) -> PathBuf {
 /// Run a parsed command, writing to `out`. `Ok(false)`: some targets
 /// failed (each said so on stderr), or, with `--strict`, something could
 /// not be listed or read (a warning said so); the exit status is then 1.
+///
+/// # Errors
+///
+/// What stopped the command as a whole: a bad `PIDMAP_BACKEND` (a usage
+/// error), a backend that cannot be opened, a listing that failed, or a
+/// failed write to `out`; [`exit_status`] gives its exit status.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let ok = run_command(cli, out)?;
     Ok(ok && !(cli.strict && WARNED.load(std::sync::atomic::Ordering::Relaxed)))
@@ -221,31 +232,31 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
             cli,
             "procs",
             kq(Query::processes(), &listing.kthreads),
-            &listing.columns(),
+            listing.columns(),
             out,
         ),
         Cmd::Tasks { listing } => untargeted(
             cli,
             "tasks",
             kq(Query::all_tasks(), &listing.kthreads),
-            &listing.columns(),
+            listing.columns(),
             out,
         ),
         Cmd::Threads { pids, listing } => targeted(
             cli,
             What::Threads(listing.kthreads.no_kthreads),
             pids,
-            &listing.columns(),
+            listing.columns(),
             out,
         ),
         Cmd::Children { pids, listing } => targeted(
             cli,
             What::Children(listing.kthreads.no_kthreads),
             pids,
-            &listing.columns(),
+            listing.columns(),
             out,
         ),
-        Cmd::Fds { pids, columns } => targeted(cli, What::Fds, pids, columns, out),
+        Cmd::Fds { pids, columns } => targeted(cli, What::Fds, pids, *columns, out),
         Cmd::Info => info(cli, out),
         Cmd::Top {
             interval,
@@ -328,6 +339,10 @@ struct ListingDoc<E: Serialize> {
     command: &'static str,
     backend: ActiveBackend,
     /// With `--long`: where the columns came from (`null`: unknown).
+    #[allow(
+        clippy::option_option,
+        reason = "absent from the JSON (None), null (Some(None)) or a value"
+    )]
     #[serde(skip_serializing_if = "Option::is_none")]
     info_backend: Option<Option<ActiveBackend>>,
     count: usize,
@@ -340,7 +355,7 @@ fn untargeted(
     cli: &Cli,
     name: &'static str,
     q: Query<'_>,
-    columns: &Columns,
+    columns: Columns,
     out: &mut dyn Write,
 ) -> Result<bool> {
     let mut pm = open(cli)?;
@@ -446,11 +461,15 @@ fn error_status(e: &PmError) -> &'static str {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one loop over the targets collects the documents and rows that the output after it reads"
+)]
 fn targeted(
     cli: &Cli,
     what: What,
     pids: &[PidArg],
-    columns: &Columns,
+    columns: Columns,
     out: &mut dyn Write,
 ) -> Result<bool> {
     let mut pm = open(cli)?;
@@ -564,7 +583,7 @@ fn targeted(
             What::Fds => output::fd_table(out, &fd_rows_all, !columns.no_headers)?,
             What::Threads(_) => output::task_table(out, &task_rows_all, true, !columns.no_headers)?,
             What::Children(_) => {
-                output::task_table(out, &task_rows_all, false, !columns.no_headers)?
+                output::task_table(out, &task_rows_all, false, !columns.no_headers)?;
             }
         }
     } else if pids.len() > 1 {

@@ -1,6 +1,7 @@
 //! Text and JSON output: name escaping, the `--long` tables, and the JSON
 //! documents (schema 2, documented in the README).
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use pidmap::TaskInfo;
@@ -16,6 +17,10 @@ use crate::tasks::TaskRow;
 pub struct OutputWriter<W: Write>(pub W);
 
 impl<W: Write> OutputWriter<W> {
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "the signature `map_err` takes: `.map_err(Self::labelled)`"
+    )]
     fn labelled(e: io::Error) -> io::Error {
         io::Error::new(e.kind(), format!("writing the output: {e}"))
     }
@@ -43,6 +48,7 @@ pub const SCHEMA: u32 = 2;
 /// assert_eq!(pidmap_cli::escape(b"evil\nname) Z 1"), "evil\\nname) Z 1");
 /// assert_eq!(pidmap_cli::escape(b"a\\b\xff\x1b"), "a\\\\b\\xff\\x1b");
 /// ```
+#[must_use]
 pub fn escape(name: &[u8]) -> String {
     let mut out = String::with_capacity(name.len());
     for chunk in name.utf8_chunks() {
@@ -55,14 +61,14 @@ pub fn escape(name: &[u8]) -> String {
                 c if c.is_control() => {
                     let mut buf = [0u8; 4];
                     for b in c.encode_utf8(&mut buf).bytes() {
-                        out.push_str(&format!("\\x{b:02x}"));
+                        let _ = write!(out, "\\x{b:02x}");
                     }
                 }
                 c => out.push(c),
             }
         }
         for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
+            let _ = write!(out, "\\x{b:02x}");
         }
     }
     out
@@ -88,6 +94,10 @@ pub fn json_name(raw: Option<&[u8]>) -> (Option<String>, Option<Vec<u8>>) {
 #[derive(Debug, Serialize)]
 pub struct TaskEntry {
     pub pid: i32,
+    #[allow(
+        clippy::option_option,
+        reason = "absent from the JSON (None), null (Some(None)) or a value"
+    )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tgid: Option<Option<i32>>,
     pub ppid: Option<i32>,
@@ -110,6 +120,10 @@ pub struct TaskEntry {
     pub pidfs_id: Option<u64>,
     pub status: Status,
     /// With `--args`: the command line (`null` when unreadable).
+    #[allow(
+        clippy::option_option,
+        reason = "absent from the JSON (None), null (Some(None)) or a value"
+    )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Option<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,7 +139,7 @@ impl TaskEntry {
     pub fn new(row: &TaskRow, with_tgid: bool) -> TaskEntry {
         let i = row.info.as_ref();
         let comm = i.and_then(|i| i.comm);
-        let (comm, comm_bytes) = json_name(comm.as_ref().map(|c| c.as_bytes()));
+        let (comm, comm_bytes) = json_name(comm.as_ref().map(pidmap::Comm::as_bytes));
         let (args, args_bytes) = match &row.args {
             None => (None, None),
             Some(Err(_)) => (Some(None), None),
@@ -136,7 +150,7 @@ impl TaskEntry {
         };
         TaskEntry {
             pid: row.id,
-            tgid: with_tgid.then(|| i.and_then(|i| i.tgid).map(|p| p.as_raw())),
+            tgid: with_tgid.then(|| i.and_then(|i| i.tgid).map(pidmap::Pid::as_raw)),
             ppid: i.and_then(|i| i.ppid).map(pidmap::Pid::as_raw),
             state: i.and_then(|i| i.state).map(|s| char::from(s).to_string()),
             comm,
@@ -147,12 +161,12 @@ impl TaskEntry {
             priority: i.and_then(|i| i.priority),
             policy: i.and_then(|i| i.policy),
             num_threads: i.and_then(|i| i.num_threads),
-            rss_kib: i.and_then(|i| i.rss_bytes()).map(|b| b / 1024),
+            rss_kib: i.and_then(TaskInfo::rss_bytes).map(|b| b / 1024),
             utime_ns: i.and_then(|i| i.utime).map(nanos),
             stime_ns: i.and_then(|i| i.stime).map(nanos),
             start_time_ns: i.and_then(|i| i.start_time).map(nanos),
             task_flags: i.and_then(|i| i.flags).map(pidmap::TaskFlags::bits),
-            kernel_thread: i.and_then(|i| i.is_kernel_thread()),
+            kernel_thread: i.and_then(TaskInfo::is_kernel_thread),
             pidfs_id: i.and_then(|i| i.pidfs_id),
             status: row.status,
             args,
@@ -188,7 +202,7 @@ impl FdEntry {
 }
 
 /// What a cell shows when its row has no value.
-/// `-` for a task under a policy other than SCHED_OTHER and SCHED_BATCH,
+/// `-` for a task under a policy other than `SCHED_OTHER` and `SCHED_BATCH`,
 /// for which `ps` prints `-` too: its nice value means nothing.
 pub fn nice_cell(i: Option<&TaskInfo>) -> Option<String> {
     i.filter(|i| i.nice_applies() == Some(false))
@@ -248,7 +262,7 @@ pub fn task_table(
             nice_cell(i).unwrap_or_else(|| num(i.and_then(|i| i.nice).map(i64::from))),
             num(i.and_then(|i| i.num_threads).map(i64::from)),
             cell(
-                i.and_then(|i| i.rss_bytes())
+                i.and_then(TaskInfo::rss_bytes)
                     .map(|b| (b / 1024).to_string())
             ),
             match r.process_time {
@@ -353,7 +367,7 @@ mod tests {
     }
 
     /// NI is `-` where the policy says nice does not apply (as ps shows
-    /// it), the value under SCHED_OTHER/SCHED_BATCH, `?` when unknown;
+    /// it), the value under `SCHED_OTHER`/`SCHED_BATCH`, `?` when unknown;
     /// JSON keeps the raw value with the policy, and the v3 fields.
     #[test]
     fn nice_column_follows_the_policy() {

@@ -1,6 +1,6 @@
 //! The `--long` rows of task listings, from the crate's task records
-//! (pidmap_info(2), or /proc): the ids and their columns are
-//! one snapshot. Without records (no /proc and no pidmap_info(2)), every id
+//! (`pidmap_info(2)`, or /proc): the ids and their columns are
+//! one snapshot. Without records (no /proc and no `pidmap_info(2)`), every id
 //! still gets its row, with unknown columns.
 //!
 //! TIME follows `ps -L` (procps 4): a thread's row shows the thread's own
@@ -31,6 +31,10 @@ pub struct TaskRow {
     /// process's CPU time, which TIME shows (`Some(None)`: the process
     /// record could not be read, it exited meanwhile). `None` elsewhere:
     /// TIME is the task's own.
+    #[allow(
+        clippy::option_option,
+        reason = "the three cases above; `time()` is the one place that reads them"
+    )]
     pub process_time: Option<Option<Duration>>,
 }
 
@@ -177,6 +181,7 @@ mod tests {
 
     /// A record to edit: the crate builds them, so this is the calling
     /// thread's.
+    #[allow(clippy::similar_names, reason = "tid and tgid are the kernel's names")]
     fn task(tid: i32, tgid: i32, cpu_ms: u64) -> TaskRow {
         let mut pm = Pidmap::new().unwrap();
         let mut v = Vec::new();
@@ -196,7 +201,7 @@ mod tests {
         let times = BTreeMap::from([(10, Some(Duration::from_millis(3100)))]);
         apply_leader_times(&mut rows, &times);
         assert_eq!(rows[0].time(), Some(Duration::from_millis(3100)));
-        assert_eq!(rows[1].time(), Some(Duration::from_millis(2000)));
+        assert_eq!(rows[1].time(), Some(Duration::from_secs(2)));
         // Process 20 exited between the two reads: unknown, not its own.
         assert_eq!(rows[2].process_time, Some(None));
         assert_eq!(rows[2].time(), None);

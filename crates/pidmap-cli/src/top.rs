@@ -71,7 +71,7 @@ pub fn run(
         let now = Instant::now();
         let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
         if let Some(w) = unlisted::left_out(&mut pm, &tids)?.warning() {
-            crate::warn(&format!("refresh {}: {w}", iteration));
+            crate::warn(&format!("refresh {iteration}: {w}"));
         }
         let counts = StateCounts::of(infos.iter().map(top_model::state_letter));
         infos.retain(keep);
@@ -215,10 +215,10 @@ fn json_refresh(
         .iter()
         .map(|r| {
             let i = &r.info;
-            let (comm, comm_bytes) = json_name(i.comm.as_ref().map(|c| c.as_bytes()));
+            let (comm, comm_bytes) = json_name(i.comm.as_ref().map(pidmap::Comm::as_bytes));
             TopEntry {
                 tid: i.tid.as_raw(),
-                tgid: i.tgid.map(|p| p.as_raw()),
+                tgid: i.tgid.map(pidmap::Pid::as_raw),
                 state: i.state.map(|s| char::from(s).to_string()),
                 comm,
                 comm_bytes,

@@ -34,6 +34,10 @@ pub fn send_signal(pid: i32, thread_of: Option<i32>, sig: libc::c_int) -> String
         .find(|(n, _)| *n == sig)
         .map_or_else(|| sig.to_string(), |(_, s)| format!("SIG{s}"));
     let r = match thread_of {
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "tgkill returns 0 or -1 (syscall(2) widens it to a long)"
+        )]
         // SAFETY: tgkill takes plain integers; no memory is passed.
         Some(tgid) if tgid != pid => unsafe {
             libc::syscall(libc::SYS_tgkill, tgid, pid, sig) as libc::c_int

@@ -96,9 +96,8 @@ impl Column {
             Column::Pid | Column::Ppid | Column::User => 8,
             Column::Priority | Column::Nice => 3,
             Column::State => 1,
-            Column::Threads => 5,
+            Column::Threads | Column::Cpu | Column::Mem => 5,
             Column::Res => 9,
-            Column::Cpu | Column::Mem => 5,
             Column::Time => 10,
             Column::Command => 0,
         }
@@ -165,9 +164,9 @@ impl Column {
             Column::Nice => a.nice.cmp(&b.nice),
             Column::State => a.state.cmp(&b.state),
             Column::Threads => a.threads.cmp(&b.threads),
-            Column::Res => a.rss_kib.cmp(&b.rss_kib),
+            // %MEM is RES over the same total: the same order.
+            Column::Res | Column::Mem => a.rss_kib.cmp(&b.rss_kib),
             Column::Cpu => a.cpu.total_cmp(&b.cpu),
-            Column::Mem => a.rss_kib.cmp(&b.rss_kib),
             Column::Time => a.time.cmp(&b.time),
             Column::Command => a.comm.cmp(&b.comm),
         };

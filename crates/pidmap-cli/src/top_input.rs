@@ -233,7 +233,7 @@ impl State {
                     };
                 }
             }
-            KeyCode::F(7) | KeyCode::F(8) => {
+            KeyCode::F(7 | 8) => {
                 if let Some(r) = self.current() {
                     let step = if key.code == KeyCode::F(7) { -1 } else { 1 };
                     let from = (self.nice_of)(r.id).or(r.nice);

@@ -147,8 +147,8 @@ pub struct TopRow {
     pub user: String,
     pub priority: Option<i32>,
     pub nice: Option<i32>,
-    /// Whether the nice value applies (the policy is SCHED_OTHER or
-    /// SCHED_BATCH); `None` when the policy is unknown.
+    /// Whether the nice value applies (the policy is `SCHED_OTHER` or
+    /// `SCHED_BATCH`); `None` when the policy is unknown.
     pub nice_applies: Option<bool>,
     pub state: char,
     pub threads: Option<u32>,
@@ -393,6 +393,10 @@ mod tests {
     }
 
     #[test]
+    #[allow(
+        clippy::many_single_char_names,
+        reason = "the rows are the nodes of a small tree; longer names would only restate their pids"
+    )]
     fn tree_puts_children_under_parents() {
         let mut a = row(1, 0.0, 0, 0, 'S');
         a.ppid = Some(0);

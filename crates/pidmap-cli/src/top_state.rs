@@ -219,7 +219,7 @@ pub(crate) mod tests {
             .map(|id| TopRow {
                 id,
                 tgid: Some(id),
-                ppid: Some(if id == 1 { 0 } else { 1 }),
+                ppid: Some(i32::from(id != 1)),
                 euid: Some(0),
                 user: "root".into(),
                 priority: Some(20),

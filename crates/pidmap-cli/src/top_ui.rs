@@ -72,8 +72,8 @@ fn catch_quit_signals() -> Result<()> {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
             sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
+            libc::sigemptyset(std::ptr::from_mut(&mut sa.sa_mask));
+            libc::sigaction(sig, std::ptr::from_ref(&sa), std::ptr::null_mut())
         };
         if r != 0 {
             return Err(io::Error::last_os_error()).context("installing a signal handler");
@@ -94,7 +94,7 @@ fn terminal_hung_up() -> bool {
     // only into it.
     let failed = unsafe {
         let mut t: libc::termios = std::mem::zeroed();
-        libc::tcgetattr(libc::STDIN_FILENO, &mut t) != 0
+        libc::tcgetattr(libc::STDIN_FILENO, std::ptr::from_mut(&mut t)) != 0
     };
     failed && io::Error::last_os_error().raw_os_error() == Some(libc::EIO)
 }
@@ -167,9 +167,13 @@ impl Drop for TerminalGuard {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "the event loop: refresh, draw, wait for a key or the interval, with its state in locals"
+)]
 pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
     let mut infos: Vec<TaskInfo> = Vec::new();
-    let mut state = State::new(opts.filter.clone(), opts.threads, opts.interval);
+    let mut state = State::new(opts.filter, opts.threads, opts.interval);
     let mut summary = Summary {
         first_refresh: FIRST_REFRESH.min(opts.interval),
         ..Summary::default()

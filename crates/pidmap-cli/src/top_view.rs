@@ -57,6 +57,10 @@ fn header(state: &State, s: &Summary) -> Vec<Line<'static>> {
     };
     let c = &s.counts;
     let m = &h.memory;
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "exact below 2^53 bytes (8 PiB), and shown to 0.1 MiB anyway"
+    )]
     let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     let mut lines = vec![
         Line::from(format!(

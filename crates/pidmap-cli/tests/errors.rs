@@ -6,13 +6,13 @@ use std::process::Command;
 mod support;
 use support::bin;
 
-/// `pidmap ARGS` with RLIMIT_NOFILE at 4: the dynamic loader can still
+/// `pidmap ARGS` with `RLIMIT_NOFILE` at 4: the dynamic loader can still
 /// open one library at a time, and pidmap's /proc opens fail with EMFILE.
 fn without_fds(args: &[&str]) -> std::process::Output {
     with_fd_limit(args, 4)
 }
 
-/// `pidmap ARGS` with RLIMIT_NOFILE at `n`.
+/// `pidmap ARGS` with `RLIMIT_NOFILE` at `n`.
 fn with_fd_limit(args: &[&str], n: libc::rlim_t) -> std::process::Output {
     let mut cmd = Command::new(bin());
     cmd.args(args);
@@ -23,7 +23,7 @@ fn with_fd_limit(args: &[&str], n: libc::rlim_t) -> std::process::Output {
                 rlim_cur: n,
                 rlim_max: n,
             };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, std::ptr::from_ref(&lim)) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -95,7 +95,7 @@ fn a_failed_write_says_it_was_the_output() {
     );
 }
 
-/// A bad PIDMAP_BACKEND is a usage error: one line naming it, exit 2.
+/// A bad `PIDMAP_BACKEND` is a usage error: one line naming it, exit 2.
 #[test]
 fn a_bad_backend_variable_is_a_usage_error() {
     for args in [&["procs"][..], &["info"], &["bench", "--iterations", "1"]] {

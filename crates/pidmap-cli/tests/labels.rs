@@ -66,7 +66,7 @@ fn several_fd_targets_are_labelled_and_one_is_not() {
 }
 
 /// Whether this process may read pid 1's fd links (root without
-/// CAP_SYS_PTRACE over it may list them but not read them).
+/// `CAP_SYS_PTRACE` over it may list them but not read them).
 fn can_read_fd_links_of_1() -> Option<bool> {
     let first = std::fs::read_dir("/proc/1/fd").ok()?.next()?.ok()?;
     match std::fs::read_link(first.path()) {

@@ -5,6 +5,7 @@
 //! warn with how many processes' tasks they could not list, and exit 0,
 //! or 1 with `--strict`.
 
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 
@@ -85,7 +86,6 @@ fn tasks_under_hidepid_noaccess_warn_with_a_count() {
         .filter_map(|e| {
             let e = e.ok()?;
             e.file_name().to_str()?.parse::<i32>().ok()?;
-            use std::os::unix::fs::MetadataExt;
             Some(e.metadata().ok()?.uid() != 65534)
         })
         .filter(|o| *o)
@@ -96,7 +96,7 @@ fn tasks_under_hidepid_noaccess_warn_with_a_count() {
             args.insert(0, "--strict");
         }
         let (out, pid) = as_nobody_under_hidepid(&args);
-        let want = if strict { 1 } else { 0 };
+        let want = i32::from(strict);
         assert_eq!(out.status.code(), Some(want), "{args:?}: {out:?}");
         let ids: Vec<i32> = String::from_utf8_lossy(&out.stdout)
             .lines()

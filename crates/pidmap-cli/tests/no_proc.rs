@@ -22,8 +22,8 @@ use support::bin;
 mod raw_probe;
 use raw_probe::{kernel_has_pidmap, NR_PIDMAP_INFO};
 
-/// Whether pidmap_info(2) answers, asked with a raw syscall: a valid
-/// `PIDMAP_SCOPE_PROCS` request (struct pidmap_req, 40 bytes, `info_size`
+/// Whether `pidmap_info(2)` answers, asked with a raw syscall: a valid
+/// `PIDMAP_SCOPE_PROCS` request (struct `pidmap_req`, 40 bytes, `info_size`
 /// 168) with count 0 answers 0.
 fn kernel_has_task_records() -> bool {
     if !kernel_has_pidmap() {
@@ -89,6 +89,10 @@ fn lines(b: &[u8]) -> Vec<String> {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario, each listing and its check in turn"
+)]
 fn nothing_is_silently_lost_without_proc() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

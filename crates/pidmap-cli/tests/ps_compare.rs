@@ -13,8 +13,8 @@
 //! a task that held still is a failure. procps is required: CI installs
 //! it, and without `ps` this test fails.
 //!
-//! The library's records follow `ps` (NI only under SCHED_OTHER and
-//! SCHED_BATCH, the exact RSS, TIME as group totals for a process), so
+//! The library's records follow `ps` (NI only under `SCHED_OTHER` and
+//! `SCHED_BATCH`, the exact RSS, TIME as group totals for a process), so
 //! every field must match.
 
 use std::collections::BTreeMap;

@@ -58,6 +58,7 @@ struct Proc {
 }
 
 impl Proc {
+    #[allow(clippy::similar_names, reason = "tid and tgid are the kernel's names")]
     fn read(tgid: i32, tid: i32) -> Proc {
         let dir = format!("/proc/{tgid}/task/{tid}");
         let stat = String::from_utf8(std::fs::read(format!("{dir}/stat")).unwrap()).unwrap();

@@ -181,7 +181,7 @@ fn kill_menu_kills_the_selected_process() {
     tmux.wait_for("the status line", |s| bottom(s) == sent);
     let mut status = 0;
     // SAFETY: reaping our own child.
-    let r = unsafe { libc::waitpid(kid.0, &mut status, 0) };
+    let r = unsafe { libc::waitpid(kid.0, std::ptr::from_mut(&mut status), 0) };
     assert_eq!(r, kid.0);
     assert!(
         libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL,
@@ -281,10 +281,12 @@ fn the_table_follows_a_resize_and_help_and_esc_do_not_quit() {
 /// release), 65 a wheel step down, 64 up.
 fn mouse(tmux: &Tmux, button: u8, x: usize, y: usize) {
     let (col, row) = (x + 1, y + 1);
-    let mut seq = format!("\x1b[<{button};{col};{row}M");
-    if button == 0 {
-        seq.push_str(&format!("\x1b[<0;{col};{row}m"));
-    }
+    let press = format!("\x1b[<{button};{col};{row}M");
+    let seq = if button == 0 {
+        format!("{press}\x1b[<0;{col};{row}m")
+    } else {
+        press
+    };
     tmux.type_text(&seq);
 }
 

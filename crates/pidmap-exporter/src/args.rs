@@ -26,6 +26,10 @@ const LONG_FLAGS: &[&str] = &[
 pub enum BackendArg {
     /// pidmap_info(2) when the kernel has it (and the binary was built
     /// with the series-syscalls feature), /proc otherwise.
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
     Auto,
     /// Only the system calls.
     Syscall,
@@ -61,10 +65,18 @@ pub struct Args {
 
     /// process-exporter's YAML config (process_names). Without it, every
     /// process with a command line is grouped by its name.
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
     #[arg(long = "config.path", value_name = "FILE")]
     pub config_path: Option<PathBuf>,
 
     /// Per-thread-name series (thread_count, thread_cpu_seconds_total).
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
     #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set)]
     pub threads: bool,

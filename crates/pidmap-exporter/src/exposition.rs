@@ -93,6 +93,10 @@ fn counter<'a>(
 }
 
 impl Collector for Exposition {
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the metric families one after another, in the exposition's order"
+    )]
     fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
         let groups = &self.snapshot.groups;
         let per_group = |value: fn(&GroupSnapshot) -> f64| {
@@ -254,6 +258,10 @@ impl Collector for Exposition {
             &mut e,
             "pidmap_exporter_errors",
             "reads that failed, by what was read and why (a task that exited is not an error)",
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "a count of failed reads: exact below 2^53"
+            )]
             errors
                 .by_kind
                 .iter()

@@ -128,6 +128,10 @@ fn run(args: Args) -> Result<ExitCode> {
         args.telemetry_path,
         exporter.source.backend_name()
     );
-    server::serve(server, Arc::new(Mutex::new(exporter)), args.telemetry_path);
+    server::serve(
+        &server,
+        &Arc::new(Mutex::new(exporter)),
+        args.telemetry_path,
+    );
     Ok(ExitCode::SUCCESS)
 }

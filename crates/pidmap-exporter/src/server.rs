@@ -16,7 +16,7 @@ use crate::Exporter;
 /// Requests answered at once; beyond that a request gets a 503 at once.
 const MAX_IN_FLIGHT: usize = 64;
 
-pub fn serve(server: Server, exporter: Arc<Mutex<Exporter>>, path: String) {
+pub fn serve(server: &Server, exporter: &Arc<Mutex<Exporter>>, path: String) {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let path = Arc::new(path);
     for request in server.incoming_requests() {
@@ -58,7 +58,9 @@ fn answer(request: Request, exporter: &Mutex<Exporter>, path: &str) {
             // A scrape that panicked cannot leave the tracker half updated
             // in a way later scrapes would trust less than a restart, so
             // go on with the inner value.
-            let mut exporter = exporter.lock().unwrap_or_else(|p| p.into_inner());
+            let mut exporter = exporter
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             exporter.scrape(format)
         };
         let len = body.len();

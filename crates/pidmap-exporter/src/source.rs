@@ -53,7 +53,7 @@ pub struct ReadError {
 }
 
 impl ReadError {
-    fn from_pidmap(what: &'static str, whose: &str, e: Error) -> ReadError {
+    fn from_pidmap(what: &'static str, whose: &str, e: &Error) -> ReadError {
         let kind = match e {
             Error::PermissionDenied { .. } => "permission",
             Error::Io { .. } => "io",
@@ -66,7 +66,7 @@ impl ReadError {
         }
     }
 
-    fn from_io(what: &'static str, whose: &str, e: io::Error) -> ReadError {
+    fn from_io(what: &'static str, whose: &str, e: &io::Error) -> ReadError {
         let kind = match e.kind() {
             io::ErrorKind::PermissionDenied => "permission",
             _ => "io",
@@ -84,7 +84,7 @@ fn is_gone(e: &Error) -> bool {
 }
 
 fn io_is_gone(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH))
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
 }
 
 /// The state letter of a record.
@@ -110,7 +110,7 @@ impl Source {
                 .backend(backend)
                 .keep_files(true)
                 .build()
-                .map_err(|e| ReadError::from_pidmap("handle", "", e))
+                .map_err(|e| ReadError::from_pidmap("handle", "", &e))
         };
         Ok(Source {
             processes: build()?,
@@ -148,13 +148,13 @@ impl Source {
         }
         self.processes
             .fill_info(Query::processes(), fields, &mut self.records)
-            .map_err(|e| ReadError::from_pidmap("processes", "", e))?;
+            .map_err(|e| ReadError::from_pidmap("processes", "", &e))?;
         self.records_read = self.records.len() as u64;
         out.clear();
         out.extend(self.records.iter().map(|t| {
             ProcessRecord {
                 pid: t.tid.as_raw(),
-                ppid: t.ppid.map_or(0, |p| p.as_raw()),
+                ppid: t.ppid.map_or(0, Pid::as_raw),
                 state: letter(t.state),
                 user: t.utime.unwrap_or_default(),
                 system: t.stime.unwrap_or_default(),
@@ -202,13 +202,13 @@ impl Source {
                 Ok(()) => {
                     self.records_read += self.records.len() as u64;
                     for t in &self.records {
-                        let tgid = t.tgid.map_or(0, |p| p.as_raw());
+                        let tgid = t.tgid.map_or(0, Pid::as_raw);
                         if pids.binary_search(&tgid).is_ok() {
                             out.entry(tgid).or_default().push(thread(t));
                         }
                     }
                 }
-                Err(e) => errors.push(ReadError::from_pidmap("threads", " (all tasks)", e)),
+                Err(e) => errors.push(ReadError::from_pidmap("threads", " (all tasks)", &e)),
             }
             return;
         }
@@ -226,7 +226,7 @@ impl Source {
                     out.insert(pid, self.records.iter().map(thread).collect());
                 }
                 Err(e) if is_gone(&e) => {}
-                Err(e) => errors.push(ReadError::from_pidmap("threads", &format!(" of {pid}"), e)),
+                Err(e) => errors.push(ReadError::from_pidmap("threads", &format!(" of {pid}"), &e)),
             }
         }
     }
@@ -244,7 +244,7 @@ impl Source {
         match self.processes.fill_fds(Target::Pid(target), &mut self.fds) {
             Ok(()) => Ok(Some(self.fds.len())),
             Err(e) if is_gone(&e) => Ok(None),
-            Err(e) => Err(ReadError::from_pidmap("fds", &format!(" of {pid}"), e)),
+            Err(e) => Err(ReadError::from_pidmap("fds", &format!(" of {pid}"), &e)),
         }
     }
 }
@@ -261,7 +261,7 @@ pub fn cmdline(pid: i32) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
             Ok(Some(args))
         }
         Err(e) if io_is_gone(&e) => Ok(None),
-        Err(e) => Err(ReadError::from_io("cmdline", &format!(" of {pid}"), e)),
+        Err(e) => Err(ReadError::from_io("cmdline", &format!(" of {pid}"), &e)),
     }
 }
 
@@ -275,7 +275,14 @@ pub fn fd_limit(pid: i32) -> Result<Option<u64>, ReadError> {
     };
     // SAFETY: a null new limit only reads; `limit` is a valid, writable
     // rlimit64 for the call's duration.
-    let rc = unsafe { libc::prlimit64(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limit) };
+    let rc = unsafe {
+        libc::prlimit64(
+            pid,
+            libc::RLIMIT_NOFILE,
+            std::ptr::null(),
+            std::ptr::from_mut(&mut limit),
+        )
+    };
     if rc == 0 {
         let soft = limit.rlim_cur;
         return Ok((soft != libc::RLIM64_INFINITY && soft > 0).then_some(soft));
@@ -285,12 +292,12 @@ pub fn fd_limit(pid: i32) -> Result<Option<u64>, ReadError> {
         return Ok(None);
     }
     if e.raw_os_error() != Some(libc::EPERM) {
-        return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e));
+        return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), &e));
     }
     let limits = match std::fs::read_to_string(format!("/proc/{pid}/limits")) {
         Ok(text) => text,
         Err(e) if io_is_gone(&e) => return Ok(None),
-        Err(e) => return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), e)),
+        Err(e) => return Err(ReadError::from_io("fd_limit", &format!(" of {pid}"), &e)),
     };
     // "Max open files            1024                 524288               files"
     let soft = limits
@@ -327,13 +334,13 @@ pub fn raise_fd_limit() {
         rlim_max: 0,
     };
     // SAFETY: `limit` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, std::ptr::from_mut(&mut limit)) } == 0
         && limit.rlim_cur < limit.rlim_max
     {
         limit.rlim_cur = limit.rlim_max;
         // SAFETY: `limit` is a valid rlimit; raising the soft limit to the
         // hard one is always allowed. A failure only leaves the old limit.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, std::ptr::from_ref(&limit)) };
     }
 }
 

@@ -137,7 +137,7 @@ pub fn base_name(path: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn input<'a>(matches: &'a [(String, Vec<u8>)]) -> TemplateInput<'a> {
+    fn input(matches: &[(String, Vec<u8>)]) -> TemplateInput<'_> {
         TemplateInput {
             comm: b"nginx",
             exe_full: b"/usr/sbin/nginx",

@@ -98,7 +98,7 @@ impl Tracker {
             Ok(()) => self.update(source, &records),
             Err(e) => {
                 self.errors.scrape_errors += 1;
-                self.report(e);
+                self.report(&e);
                 Snapshot::default()
             }
         };
@@ -110,7 +110,7 @@ impl Tracker {
     }
 
     /// Count and log an error (a task that is gone never gets here).
-    fn report(&mut self, e: ReadError) {
+    fn report(&mut self, e: &ReadError) {
         *self.errors.by_kind.entry((e.what, e.kind)).or_default() += 1;
         self.logged_this_scrape += 1;
         if self.logged_this_scrape <= 10 {
@@ -118,6 +118,10 @@ impl Tracker {
         }
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one scrape's steps in order (name, threads, views, fds, snapshot), sharing its locals"
+    )]
     fn update(&mut self, source: &mut Source, records: &[ProcessRecord]) -> Snapshot {
         let scrape = self.scrape;
         // Name the new processes.
@@ -141,7 +145,7 @@ impl Tracker {
                 Ok(None) => undecided.push(record),
                 Err(e) => {
                     self.errors.partial_errors += 1;
-                    self.report(e);
+                    self.report(&e);
                     self.procs.insert(key, Tracked::new(None, scrape));
                 }
             }
@@ -183,7 +187,7 @@ impl Tracker {
         }
         for e in thread_errors {
             self.errors.partial_errors += 1;
-            self.report(e);
+            self.report(&e);
         }
 
         let mut views: Vec<GroupView> = (0..self.groups.len())
@@ -196,6 +200,10 @@ impl Tracker {
             view.procs += 1;
             view.threads += u64::from(record.num_threads);
             view.rss += record.rss_bytes;
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "seconds since the epoch: exact below 2^53"
+            )]
             let start = self.boot_time as f64 + record.start.as_secs_f64();
             if view.oldest_start.is_none_or(|s| start < s) {
                 view.oldest_start = Some(start);
@@ -245,6 +253,10 @@ impl Tracker {
                 Ok(Some(n)) => {
                     view.fds += n as u64;
                     match source::fd_limit(key.0) {
+                        #[allow(
+                            clippy::cast_precision_loss,
+                            reason = "a ratio: each cast rounds by at most one part in 2^53, as the division does"
+                        )]
                         Ok(Some(limit)) => {
                             view.worst_fd_ratio = view.worst_fd_ratio.max(n as f64 / limit as f64);
                         }
@@ -288,7 +300,7 @@ impl Tracker {
         }
         for e in view_errors {
             self.errors.partial_errors += 1;
-            self.report(e);
+            self.report(&e);
         }
         if self.logged_this_scrape > 10 {
             eprintln!(

@@ -54,6 +54,10 @@ fn scalar(result: &[Value]) -> Option<f64> {
 }
 
 /// utime + stime of `pid` in seconds, from `/proc/PID/stat`.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "clock ticks (and ticks per second): exact below 2^53"
+)]
 fn proc_cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
@@ -70,6 +74,14 @@ fn write(path: &Path, text: &str) {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario: start, scrape, then each query in turn"
+)]
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "a thread count, compared as the query's f64: exact below 2^53"
+)]
 fn prometheus_scrapes_and_queries_spawned_groups() {
     let prometheus = prometheus_binary();
     let dir = tempfile::tempdir().unwrap();

@@ -201,10 +201,10 @@ pub fn zombie_status(pid: &str) -> Option<String> {
         return None;
     }
     let code: i32 = fields.last()?.parse().ok()?;
-    Some(if code & 0x7f == 0 {
-        ((code >> 8) & 0xff).to_string()
+    Some(if libc::WIFEXITED(code) {
+        libc::WEXITSTATUS(code).to_string()
     } else {
-        format!("signal {}", code & 0x7f)
+        format!("signal {}", libc::WTERMSIG(code))
     })
 }
 

@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 /// The v3 series: the same numbers on every table the tests run with
-/// (x86_64, i386, `scripts/syscall.tbl`).
+/// (`x86_64`, i386, `scripts/syscall.tbl`).
 pub const NR_PIDMAP: u16 = 473;
 pub const NR_PIDMAP_INFO: u16 = 474;
 pub const NR_FDMAP: u16 = 475;
