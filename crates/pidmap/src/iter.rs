@@ -6,8 +6,8 @@ use crate::error::{Error, Result};
 use crate::handle::Pidmap;
 use crate::pid::Pid;
 use crate::query::{Enumeration, Query};
+use crate::raw_id::RawId;
 use crate::target::{Target, TargetFd};
-use crate::RawId;
 
 /// Ids fetched per syscall by the iterators.
 const BATCH: usize = 256;

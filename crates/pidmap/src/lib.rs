@@ -191,6 +191,7 @@ mod iter;
 mod pid;
 mod proc_root;
 mod query;
+mod raw_id;
 #[cfg(feature = "serde")]
 mod serde_forms;
 mod stat;
@@ -214,32 +215,6 @@ pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use system::{CpuPercent, CpuTimes, SystemCpu, SystemMemory};
 pub use target::{Target, TargetId};
 pub use users::{user_id, user_name, UserNames};
-
-use std::fmt;
-
-/// An id type the kernel hands out as an `i32` ([`Pid`] or an fd number).
-pub(crate) trait RawId: bytemuck::Pod + Ord + fmt::Debug {
-    fn from_raw_id(id: i32) -> Self;
-    fn raw_id(self) -> i32;
-}
-
-impl RawId for Pid {
-    fn from_raw_id(id: i32) -> Self {
-        Pid::from_raw(id)
-    }
-    fn raw_id(self) -> i32 {
-        self.as_raw()
-    }
-}
-
-impl RawId for i32 {
-    fn from_raw_id(id: i32) -> Self {
-        id
-    }
-    fn raw_id(self) -> i32 {
-        self
-    }
-}
 
 /// All processes (thread-group ids), ascending, with the default handle.
 ///

@@ -203,7 +203,7 @@ impl Enumeration<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Pid;
+    use crate::pid::Pid;
 
     #[test]
     fn scopes_filters_and_targets() {

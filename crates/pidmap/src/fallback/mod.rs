@@ -18,9 +18,9 @@ use rustix::fs::{OFlags, SeekFrom};
 use crate::error::{Error, Result};
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Listing, Query};
+use crate::raw_id::RawId;
 use crate::stat::{status_tgid, Stat};
 use crate::target::{Target, TargetId};
-use crate::RawId;
 use dirent::{parse_fd, parse_id, read_ids, DIRENT_BUF_SIZE};
 use kept::{FileKey, KeptFiles, TaskFile};
 use path::{Base, ProcPath};
@@ -718,7 +718,7 @@ impl Order {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Pid;
+    use crate::pid::Pid;
 
     #[test]
     fn children_files_and_ppid_scan_agree() {

@@ -249,7 +249,7 @@ fn remove_indices<T>(out: &mut Vec<T>, indices: &[usize]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Pid;
+    use crate::pid::Pid;
 
     fn record(tid: i32, tgid: i32, state: u8) -> sys::PidmapInfo {
         sys::PidmapInfo {

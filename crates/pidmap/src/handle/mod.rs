@@ -17,7 +17,7 @@ use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Query};
 use crate::sys;
 use crate::target::{Target, TargetFd};
-use crate::RawId;
+use crate::raw_id::RawId;
 
 /// The default proc root.
 const PROC: &str = "/proc";
