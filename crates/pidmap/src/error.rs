@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::backend::KernelSupport;
+use crate::kernel_support::KernelSupport;
 use crate::target::TargetId;
 
 /// Errors returned by listings, with the same meaning whichever backend

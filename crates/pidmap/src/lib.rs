@@ -188,6 +188,7 @@ mod fallback;
 mod handle;
 mod info;
 mod iter;
+mod kernel_support;
 mod pid;
 mod proc_root;
 mod query;
@@ -200,14 +201,13 @@ mod system;
 mod target;
 mod users;
 
-pub use backend::{
-    kernel_support, probe_kernel, ActiveBackend, Backend, Detection, KernelSupport, BACKEND_ENV,
-};
+pub use backend::{ActiveBackend, Backend, Detection, BACKEND_ENV};
 pub use cpu::{CpuSample, TaskCpu, TaskKey};
 pub use error::{Error, ParseError, Result};
 pub use handle::{Builder, Pidmap};
 pub use info::{Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
+pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
 pub use pid::Pid;
 pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};

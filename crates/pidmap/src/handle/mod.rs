@@ -7,17 +7,18 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use self::group_records::{GroupRecord, TaskShape};
-use crate::backend::{probe_kernel, ActiveBackend, Backend, Detection, KernelSupport};
+use crate::backend::{ActiveBackend, Backend, Detection};
 use crate::error::{Error, Result};
 #[cfg(feature = "fallback")]
 use crate::fallback::Fallback;
 use crate::iter::{Fds, Pids};
+use crate::kernel_support::{probe_kernel, KernelSupport};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Query};
+use crate::raw_id::RawId;
 use crate::sys;
 use crate::target::{Target, TargetFd};
-use crate::raw_id::RawId;
 
 /// The default proc root.
 const PROC: &str = "/proc";

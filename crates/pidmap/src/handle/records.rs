@@ -3,9 +3,10 @@
 
 use super::group_records::{self, TaskShape};
 use super::{abi_count, check_ascending, last_id, Pidmap};
-use crate::backend::{task_info_support, ActiveBackend, Backend};
+use crate::backend::{ActiveBackend, Backend};
 use crate::error::{Error, Result};
 use crate::info::{InfoFields, TaskInfo};
+use crate::kernel_support::task_info_support;
 use crate::query::{Enumeration, Query};
 use crate::sys;
 
