@@ -4,7 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::kernel_support::KernelSupport;
-use crate::target::TargetId;
+use crate::target_id::TargetId;
 
 /// Errors returned by listings, with the same meaning whichever backend
 /// produced them.

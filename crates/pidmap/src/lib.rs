@@ -199,6 +199,7 @@ mod stat;
 mod sys;
 mod system;
 mod target;
+mod target_id;
 mod users;
 
 pub use backend::{ActiveBackend, Backend, Detection, BACKEND_ENV};
@@ -213,7 +214,8 @@ pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use system::{CpuPercent, CpuTimes, SystemCpu, SystemMemory};
-pub use target::{Target, TargetId};
+pub use target::Target;
+pub use target_id::TargetId;
 pub use users::{user_id, user_name, UserNames};
 
 /// All processes (thread-group ids), ascending, with the default handle.

@@ -2,7 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::sys;
-use crate::target::{Target, TargetId};
+use crate::target::Target;
+use crate::target_id::TargetId;
 
 /// What a pidmap(2) listing lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
