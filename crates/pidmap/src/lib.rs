@@ -190,6 +190,7 @@ mod info;
 mod iter;
 mod kernel_support;
 mod pid;
+mod pid_conversions;
 mod proc_root;
 mod query;
 mod raw_id;
