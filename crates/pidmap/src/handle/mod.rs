@@ -1,12 +1,14 @@
 //! [`Pidmap`], the reusable lister, and its [`Builder`].
 
+mod group_fields;
 mod group_records;
+mod record_chunks;
 mod records;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use self::group_records::{GroupRecord, TaskShape};
+use self::group_fields::{GroupRecord, TaskShape};
 use crate::backend::{ActiveBackend, Backend, Detection};
 use crate::error::{Error, Result};
 #[cfg(feature = "fallback")]
