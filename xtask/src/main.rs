@@ -17,6 +17,7 @@ mod docs;
 mod forkcost;
 mod guest;
 mod kernel;
+mod modgraph;
 mod patches;
 mod paths;
 mod qemu;
@@ -71,6 +72,13 @@ enum Command {
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
     Docs,
+    /// Print the pidmap library's module graph and its cycles; fails on a
+    /// cycle (issue 34: the modules form a DAG).
+    ModuleGraph {
+        /// The `src` directory of another crate (or of an older tree).
+        #[arg(long, value_name = "DIR")]
+        src: Option<PathBuf>,
+    },
 }
 
 /// Which kernel to boot and where its source comes from.
@@ -149,6 +157,7 @@ fn main() {
         Command::BpfGuest(args) => bpf::run_guest(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
+        Command::ModuleGraph { src } => modgraph::run(src.as_deref()).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -3,8 +3,8 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::backend::KernelSupport;
-use crate::target::TargetId;
+use crate::kernel_support::KernelSupport;
+use crate::target_id::TargetId;
 
 /// Errors returned by listings, with the same meaning whichever backend
 /// produced them.

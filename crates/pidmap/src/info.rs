@@ -57,19 +57,7 @@ impl InfoFields {
     /// [`TaskInfo::num_threads`].
     pub const NUM_THREADS: InfoFields = InfoFields(sys::PIDMAP_INFO_NUM_THREADS);
     /// Every field above.
-    pub const ALL: InfoFields = InfoFields(
-        sys::PIDMAP_INFO_ID
-            | sys::PIDMAP_INFO_PPID
-            | sys::PIDMAP_INFO_STATE
-            | sys::PIDMAP_INFO_CPUTIME
-            | sys::PIDMAP_INFO_START_TIME
-            | sys::PIDMAP_INFO_RSS
-            | sys::PIDMAP_INFO_COMM
-            | sys::PIDMAP_INFO_CREDS
-            | sys::PIDMAP_INFO_TASK_FLAGS
-            | sys::PIDMAP_INFO_SCHED
-            | sys::PIDMAP_INFO_NUM_THREADS,
-    );
+    pub const ALL: InfoFields = InfoFields(sys::PIDMAP_INFO_FIELDS);
 
     /// Whether every field of `other` is in `self`.
     #[must_use]
@@ -384,12 +372,7 @@ impl TaskFlags {
     /// Forked but did not exec (`PF_FORKNOEXEC`).
     pub const FORKNOEXEC: TaskFlags = TaskFlags(sys::PIDMAP_TASK_FORKNOEXEC);
     /// Every flag above.
-    pub const ALL: TaskFlags = TaskFlags(
-        sys::PIDMAP_TASK_KTHREAD
-            | sys::PIDMAP_TASK_USER_WORKER
-            | sys::PIDMAP_TASK_EXITING
-            | sys::PIDMAP_TASK_FORKNOEXEC,
-    );
+    pub const ALL: TaskFlags = TaskFlags(sys::PIDMAP_TASK_FLAGS);
 
     /// The `PIDMAP_TASK_*` bits.
     #[must_use]
@@ -752,6 +735,36 @@ impl TaskInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ALL` (the uapi's bits, checked against the header in `sys`) is
+    /// every field and every flag this crate names.
+    #[test]
+    fn all_is_every_named_field_and_flag() {
+        let fields = [
+            InfoFields::TGID,
+            InfoFields::PPID,
+            InfoFields::STATE,
+            InfoFields::CPU_TIME,
+            InfoFields::START_TIME,
+            InfoFields::RSS,
+            InfoFields::COMM,
+            InfoFields::UIDS,
+            InfoFields::FLAGS,
+            InfoFields::NICE,
+            InfoFields::SCHED,
+            InfoFields::NUM_THREADS,
+        ];
+        let named = fields.into_iter().fold(InfoFields::NONE, InfoFields::union);
+        assert_eq!(named, InfoFields::ALL);
+        let flags = [
+            TaskFlags::KTHREAD,
+            TaskFlags::USER_WORKER,
+            TaskFlags::EXITING,
+            TaskFlags::FORKNOEXEC,
+        ];
+        let named = flags.into_iter().fold(0, |all, f| all | f.bits());
+        assert_eq!(named, TaskFlags::ALL.bits());
+    }
 
     #[test]
     fn a_record_keeps_what_its_mask_and_the_request_say() {

@@ -1,13 +1,15 @@
 //! Iterators that batch internally and borrow (or, for the free functions,
-//! own) a handle.
+//! own) a handle: [`Pids`] and [`Fds`], and the [`Pidmap`] methods that
+//! make them ([`Pidmap::iter`], [`Pidmap::fds`]). They are built on the
+//! handle's listing methods, so they live above `handle`.
 
 use crate::backend::ActiveBackend;
 use crate::error::{Error, Result};
 use crate::handle::Pidmap;
 use crate::pid::Pid;
 use crate::query::{Enumeration, Query};
+use crate::raw_id::RawId;
 use crate::target::{Target, TargetFd};
-use crate::RawId;
 
 /// Ids fetched per syscall by the iterators.
 const BATCH: usize = 256;
@@ -122,7 +124,7 @@ impl<'a, T: RawId> Ids<'a, T> {
 pub struct Pids<'a>(Ids<'a, Pid>);
 
 impl<'a> Pids<'a> {
-    pub(crate) fn borrowed(pm: &'a mut Pidmap, q: Query<'a>) -> Self {
+    fn borrowed(pm: &'a mut Pidmap, q: Query<'a>) -> Self {
         Pids(Ids::new(Handle::Borrowed(pm), Enumeration::Ids(q)))
     }
 
@@ -160,7 +162,7 @@ impl Iterator for Pids<'_> {
 pub struct Fds<'a>(Ids<'a, i32>);
 
 impl<'a> Fds<'a> {
-    pub(crate) fn borrowed(pm: &'a mut Pidmap, t: Target<'a>) -> Self {
+    fn borrowed(pm: &'a mut Pidmap, t: Target<'a>) -> Self {
         Fds(Ids::new(Handle::Borrowed(pm), Enumeration::Fds(t)))
     }
 
@@ -183,5 +185,35 @@ impl Iterator for Fds<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.0.next()
+    }
+}
+
+impl Pidmap {
+    /// An iterator over the listing, borrowing the handle: 256 ids per
+    /// syscall, or one sorted /proc snapshot read into the handle's buffers.
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Query};
+    /// let mut pm = Pidmap::new()?;
+    /// let n = pm.iter(Query::all_tasks()).filter_map(Result::ok).count();
+    /// assert!(n >= 1);
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn iter<'a>(&'a mut self, query: Query<'a>) -> Pids<'a> {
+        Pids::borrowed(self, query)
+    }
+
+    /// An iterator over the fds of `target`, borrowing the handle.
+    ///
+    /// ```
+    /// use pidmap::{Pidmap, Target};
+    /// let mut pm = Pidmap::new()?;
+    /// for fd in pm.fds(Target::Caller) {
+    ///     assert!(fd? >= 0);
+    /// }
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn fds<'a>(&'a mut self, target: impl Into<Target<'a>>) -> Fds<'a> {
+        Fds::borrowed(self, target.into())
     }
 }

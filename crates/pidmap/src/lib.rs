@@ -188,58 +188,36 @@ mod fallback;
 mod handle;
 mod info;
 mod iter;
+mod kernel_support;
 mod pid;
+mod pid_conversions;
 mod proc_root;
 mod query;
+mod raw_id;
 #[cfg(feature = "serde")]
 mod serde_forms;
 mod stat;
 mod sys;
 mod system;
 mod target;
+mod target_id;
 mod users;
 
-pub use backend::{
-    kernel_support, probe_kernel, ActiveBackend, Backend, Detection, KernelSupport, BACKEND_ENV,
-};
+pub use backend::{ActiveBackend, Backend, Detection, BACKEND_ENV};
 pub use cpu::{CpuSample, TaskCpu, TaskKey};
 pub use error::{Error, ParseError, Result};
 pub use handle::{Builder, Pidmap};
 pub use info::{Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
+pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
 pub use pid::Pid;
 pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use system::{CpuPercent, CpuTimes, SystemCpu, SystemMemory};
-pub use target::{Target, TargetId};
+pub use target::Target;
+pub use target_id::TargetId;
 pub use users::{user_id, user_name, UserNames};
-
-use std::fmt;
-
-/// An id type the kernel hands out as an `i32` ([`Pid`] or an fd number).
-pub(crate) trait RawId: bytemuck::Pod + Ord + fmt::Debug {
-    fn from_raw_id(id: i32) -> Self;
-    fn raw_id(self) -> i32;
-}
-
-impl RawId for Pid {
-    fn from_raw_id(id: i32) -> Self {
-        Pid::from_raw(id)
-    }
-    fn raw_id(self) -> i32 {
-        self.as_raw()
-    }
-}
-
-impl RawId for i32 {
-    fn from_raw_id(id: i32) -> Self {
-        id
-    }
-    fn raw_id(self) -> i32 {
-        self
-    }
-}
 
 /// All processes (thread-group ids), ascending, with the default handle.
 ///

@@ -2,7 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::sys;
-use crate::target::{Target, TargetId};
+use crate::target::Target;
+use crate::target_id::TargetId;
 
 /// What a pidmap(2) listing lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,7 +204,7 @@ impl Enumeration<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Pid;
+    use crate::pid::Pid;
 
     #[test]
     fn scopes_filters_and_targets() {

@@ -177,6 +177,18 @@ pub(crate) const PIDMAP_INFO_RSS: u64 = 1 << 7;
 pub(crate) const PIDMAP_INFO_STATE: u64 = 1 << 8;
 pub(crate) const PIDMAP_INFO_COMM: u64 = 1 << 9;
 pub(crate) const PIDMAP_INFO_TASK_FLAGS: u64 = 1 << 10;
+/// Every field bit above (`InfoFields::ALL`): what [`probe_info`] asks for.
+pub(crate) const PIDMAP_INFO_FIELDS: u64 = PIDMAP_INFO_ID
+    | PIDMAP_INFO_PPID
+    | PIDMAP_INFO_CREDS
+    | PIDMAP_INFO_SCHED
+    | PIDMAP_INFO_NUM_THREADS
+    | PIDMAP_INFO_CPUTIME
+    | PIDMAP_INFO_START_TIME
+    | PIDMAP_INFO_RSS
+    | PIDMAP_INFO_STATE
+    | PIDMAP_INFO_COMM
+    | PIDMAP_INFO_TASK_FLAGS;
 #[cfg(test)]
 pub(crate) const PIDMAP_INFO_SUPPORTED_MASK: u64 = 1 << 63;
 
@@ -185,6 +197,9 @@ pub(crate) const PIDMAP_TASK_KTHREAD: u32 = 1 << 0;
 pub(crate) const PIDMAP_TASK_USER_WORKER: u32 = 1 << 1;
 pub(crate) const PIDMAP_TASK_EXITING: u32 = 1 << 2;
 pub(crate) const PIDMAP_TASK_FORKNOEXEC: u32 = 1 << 3;
+/// Every task flag bit above (`TaskFlags::ALL`).
+pub(crate) const PIDMAP_TASK_FLAGS: u32 =
+    PIDMAP_TASK_KTHREAD | PIDMAP_TASK_USER_WORKER | PIDMAP_TASK_EXITING | PIDMAP_TASK_FORKNOEXEC;
 
 /// `include/uapi/linux/pidfd.h`: the calling thread, and its thread group,
 /// as a pidfd argument.
@@ -454,7 +469,7 @@ pub(crate) fn probe() -> (Result<u64, i32>, Result<u64, i32>) {
 pub(crate) fn probe_info() -> Result<u64, i32> {
     let req = PidmapReq {
         scope: PIDMAP_SCOPE_PROCS,
-        info_mask: crate::InfoFields::ALL.bits(),
+        info_mask: PIDMAP_INFO_FIELDS,
         ..PidmapReq::default()
     };
     read_records(&req, &mut [])
@@ -692,27 +707,23 @@ mod tests {
             ("PIDMAP_TASK_FORKNOEXEC", PIDMAP_TASK_FORKNOEXEC.into()),
         ];
         same_defines(&d, &want, source);
-        // The crate's InfoFields::ALL is exactly the header's field bits
-        // (everything but the supported-mask request).
+        // PIDMAP_INFO_FIELDS (InfoFields::ALL) is exactly the header's
+        // field bits (everything but the supported-mask request).
         let info_bits = d
             .iter()
             .filter(|(n, _)| n.starts_with("PIDMAP_INFO_") && !n.contains("SIZE"))
             .fold(0, |acc, (_, v)| acc | v);
         assert_eq!(
             info_bits & !PIDMAP_INFO_SUPPORTED_MASK,
-            crate::InfoFields::ALL.bits(),
+            PIDMAP_INFO_FIELDS,
             "{source}"
         );
-        // And TaskFlags::ALL the task flag bits.
+        // And PIDMAP_TASK_FLAGS (TaskFlags::ALL) the task flag bits.
         let task_bits = d
             .iter()
             .filter(|(n, _)| n.starts_with("PIDMAP_TASK_"))
             .fold(0, |acc, (_, v)| acc | v);
-        assert_eq!(
-            task_bits,
-            u64::from(crate::TaskFlags::ALL.bits()),
-            "{source}"
-        );
+        assert_eq!(task_bits, u64::from(PIDMAP_TASK_FLAGS), "{source}");
 
         let req = ours!(PidmapReq:
             size "size" 4 false, scope "scope" 4 false, last_id "last_id" 8 false,

@@ -1,11 +1,11 @@
 //! [`Target`]: whose threads, children or fds a listing is about.
 
-use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Result};
 use crate::pid::Pid;
 use crate::sys;
+use crate::target_id::TargetId;
 
 /// The process (or fd table) a listing is about.
 ///
@@ -142,28 +142,6 @@ impl<'fd> From<BorrowedFd<'fd>> for Target<'fd> {
 impl<'fd> From<&'fd OwnedFd> for Target<'fd> {
     fn from(fd: &'fd OwnedFd) -> Self {
         Target::Pidfd(fd.as_fd())
-    }
-}
-
-/// A [`Target`] without the borrow, as errors report it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TargetId {
-    /// The caller.
-    Caller,
-    /// A pid.
-    Pid(Pid),
-    /// The process of a pidfd (the fd number in the caller's table).
-    Pidfd(i32),
-}
-
-impl fmt::Display for TargetId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TargetId::Caller => f.write_str("the caller"),
-            TargetId::Pid(p) => write!(f, "process {p}"),
-            TargetId::Pidfd(fd) => write!(f, "the process of pidfd {fd}"),
-        }
     }
 }
 

@@ -5,7 +5,11 @@
 
 mod dirent;
 mod kept;
+mod listed;
 mod path;
+#[cfg(test)]
+mod read_counter;
+mod record_buffers;
 mod records;
 mod task_files;
 
@@ -19,11 +23,13 @@ use crate::error::{Error, Result};
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Listing, Query};
 use crate::stat::{status_tgid, Stat};
-use crate::target::{Target, TargetId};
-use crate::RawId;
+use crate::target::Target;
+use crate::target_id::TargetId;
 use dirent::{parse_fd, parse_id, read_ids, DIRENT_BUF_SIZE};
 use kept::{FileKey, KeptFiles, TaskFile};
+use listed::Listed;
 use path::{Base, ProcPath};
+use record_buffers::RecordBuffers;
 
 /// `FIRST_PROCESS_ENTRY` (fs/proc/base.c): directory offsets of the proc
 /// root below it are the static entries (`cpuinfo`, `sys`, ...); from it
@@ -32,26 +38,6 @@ use path::{Base, ProcPath};
 /// start` thus skips the static entries and the tgids well below `start`
 /// (what remains below `start` is filtered).
 const FIRST_PROCESS_ENTRY: u64 = 256;
-
-/// What a listing collects per id: the id alone ([`RawId`]), or, for the
-/// task records, the id with its thread group ([`records::TaskRef`]).
-pub(crate) trait Listed: Ord + Copy {
-    /// Whether the listing must find out the thread group (a threads
-    /// listing then reads the target's `status` once).
-    const NEEDS_TGID: bool;
-    fn listed(id: i32, tgid: i32) -> Self;
-    fn listed_id(&self) -> i32;
-}
-
-impl<T: RawId> Listed for T {
-    const NEEDS_TGID: bool = false;
-    fn listed(id: i32, _tgid: i32) -> Self {
-        T::from_raw_id(id)
-    }
-    fn listed_id(&self) -> i32 {
-        self.raw_id()
-    }
-}
 
 /// The reader's buffers. Create it once and reuse it; listings then
 /// allocate only when an output `Vec` must grow.
@@ -65,7 +51,7 @@ pub(crate) struct Fallback {
     /// The `task` directories a full refresh of the records keeps open
     /// for the next.
     kept_task_dirs: KeptFiles,
-    records: records::Buffers,
+    records: RecordBuffers,
     /// Whether full refreshes keep their files open for the next
     /// ([`kept`]); off unless the handle's builder asked for it.
     keep_files: bool,
@@ -99,7 +85,7 @@ impl Fallback {
             children_files: None,
             root_dir: None,
             kept_task_dirs: KeptFiles::default(),
-            records: records::Buffers::default(),
+            records: RecordBuffers::default(),
             keep_files,
         }
     }
@@ -718,7 +704,7 @@ impl Order {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Pid;
+    use crate::pid::Pid;
 
     #[test]
     fn children_files_and_ppid_scan_agree() {

@@ -11,10 +11,11 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::kept::{KeptFiles, TaskFile};
+use super::kept::TaskFile;
+use super::listed::TaskRef;
 use super::path::{Base, ProcPath};
 use super::task_files::{Read, TaskFiles};
-use super::{Fallback, Listed};
+use super::Fallback;
 use crate::error::{Error, Result};
 use crate::info::{ticks, Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 use crate::pid::Pid;
@@ -22,54 +23,10 @@ use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Listing, Query};
 use crate::stat::{status_uids, status_vm_rss_kib, Stat, StatCounters};
 
-/// A listed task and its thread group: where its files are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct TaskRef {
-    tid: i32,
-    tgid: i32,
-}
-
-impl Listed for TaskRef {
-    const NEEDS_TGID: bool = true;
-    fn listed(id: i32, tgid: i32) -> Self {
-        TaskRef { tid: id, tgid }
-    }
-    fn listed_id(&self) -> i32 {
-        self.tid
-    }
-}
-
 /// The largest read of `stat`, `statm` or `status`: a stat or statm line
 /// is well below it, and `status` has its `Uid:` and `VmRSS:` lines in its
 /// first 2 KiB unless a task is in thousands of supplementary groups.
 const FILE_BUF: usize = 8192;
-
-/// The buffers the records reuse from call to call.
-#[derive(Debug, Default)]
-pub(crate) struct Buffers {
-    tasks: Vec<TaskRef>,
-    file: Vec<u8>,
-    /// Within one task-mode call without the uids: the resident set
-    /// (pages) of each thread group already read. The threads of a group
-    /// share one mm, so its `statm` is read once per group, not once per
-    /// thread.
-    group_rss: HashMap<i32, u64>,
-    /// The files full refreshes of process rows and of task rows keep
-    /// open for the next.
-    kept_for_processes: KeptFiles,
-    kept_for_tasks: KeptFiles,
-}
-
-impl Buffers {
-    /// Close the files the records keep; whether there was any.
-    pub(super) fn release_kept_files(&mut self) -> bool {
-        let released = [
-            self.kept_for_processes.release_all(),
-            self.kept_for_tasks.release_all(),
-        ];
-        released.contains(&true)
-    }
-}
 
 impl Fallback {
     /// The records of `q`'s tasks `>= start` into `out` (cleared first),
@@ -317,39 +274,11 @@ fn kib_to_pages(kib: u64) -> u64 {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
+    use super::super::read_counter::{files_read, status_statm_read};
     use crate::info::InfoFields;
     use crate::query::Query;
     use crate::target::Target;
-    use std::cell::Cell;
-
-    thread_local! {
-        /// Files `read_once` opened on this thread.
-        static FILES_READ: Cell<usize> = const { Cell::new(0) };
-        /// Of them, the `status` files and the `statm` files.
-        static STATUS_READ: Cell<usize> = const { Cell::new(0) };
-        static STATM_READ: Cell<usize> = const { Cell::new(0) };
-    }
-
-    /// Count a read of `path` (below the proc root).
-    pub(in crate::fallback) fn count_read(path: &[u8]) {
-        let bump = |c: &Cell<usize>| c.set(c.get() + 1);
-        FILES_READ.with(bump);
-        if path.ends_with(b"/status") {
-            STATUS_READ.with(bump);
-        } else if path.ends_with(b"/statm") {
-            STATM_READ.with(bump);
-        }
-    }
-
-    fn files_read() -> usize {
-        FILES_READ.with(Cell::get)
-    }
-
-    /// `(status, statm)` files read so far on this thread.
-    fn status_statm_read() -> (usize, usize) {
-        (STATUS_READ.with(Cell::get), STATM_READ.with(Cell::get))
-    }
 
     #[test]
     fn statm_fields() {
@@ -429,18 +358,20 @@ pub(super) mod tests {
     #[test]
     fn rss_alone_reads_statm_not_status() {
         let parked = ParkedThreads::spawn(3);
-        let mut pm = crate::Pidmap::with_backend(crate::Backend::Procfs).unwrap();
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::new();
         let mut infos = Vec::new();
         for q in [Query::threads(Target::Caller), Query::processes()] {
             let before = status_statm_read();
-            pm.fill_info(q, InfoFields::RSS, &mut infos).unwrap();
+            fb.task_infos(&root, q, InfoFields::RSS, 0, usize::MAX, &mut infos)
+                .unwrap();
             let (status, statm) = status_statm_read();
             let (status, statm) = (status - before.0, statm - before.1);
             assert_eq!(status, 0, "{q:?}: {status} status files read");
             assert!(statm >= 1, "{q:?}: {statm} statm files read");
             let me = infos
                 .iter()
-                .find(|i| i.tid == crate::Pid::this_process())
+                .find(|i| i.tid == crate::pid::Pid::this_process())
                 .expect("our own record");
             assert!(me.rss_pages.is_some_and(|p| p > 0), "{me:?}");
             if q.listing() == crate::query::Listing::Threads {
@@ -450,7 +381,8 @@ pub(super) mod tests {
                 assert!(infos.iter().all(|i| i.rss_pages == me.rss_pages));
             }
             let before = status_statm_read();
-            pm.fill_info(q, InfoFields::RSS | InfoFields::UIDS, &mut infos)
+            let rss_uids = InfoFields::RSS | InfoFields::UIDS;
+            fb.task_infos(&root, q, rss_uids, 0, usize::MAX, &mut infos)
                 .unwrap();
             let (status, statm) = status_statm_read();
             let (status, statm) = (status - before.0, statm - before.1);
@@ -601,12 +533,14 @@ pub(super) mod tests {
     #[test]
     fn chunks_read_each_task_once() {
         let parked = ParkedThreads::spawn(9);
-        let mut pm = crate::Pidmap::with_backend(crate::Backend::Procfs).unwrap();
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::new();
         let q = Query::threads(Target::Caller);
         let fields = InfoFields::STATE;
         let mut all = Vec::new();
         let before = files_read();
-        pm.fill_info(q, fields, &mut all).unwrap();
+        fb.task_infos(&root, q, fields, 0, usize::MAX, &mut all)
+            .unwrap();
         let whole = files_read() - before;
         // Other tests' threads may exit between the listing and the read
         // (a file read, no record): a little slack, far below the
@@ -617,7 +551,12 @@ pub(super) mod tests {
         let mut seen = 0;
         let mut start = 0;
         let before = files_read();
-        while pm.read_info_chunk(q, fields, start, 2, &mut chunk).unwrap() > 0 {
+        loop {
+            fb.task_infos(&root, q, fields, start, 2, &mut chunk)
+                .unwrap();
+            if chunk.is_empty() {
+                break;
+            }
             start = chunk[chunk.len() - 1].tid.as_raw() + 1;
             seen += chunk.len();
         }

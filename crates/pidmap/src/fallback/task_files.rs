@@ -42,7 +42,7 @@ impl TaskFiles<'_> {
     /// files).
     pub(super) fn read(&mut self, tid: i32, file: TaskFile, path: &ProcPath) -> Result<Read> {
         #[cfg(test)]
-        super::records::tests::count_read(path.as_cstr().to_bytes());
+        super::read_counter::count_read(path.as_cstr().to_bytes());
         let context = || format!("reading {}", path.as_cstr().to_string_lossy());
         let classify = |e: io::Error| match e.raw_os_error() {
             Some(libc::ENOENT | libc::ESRCH) => Ok(Read::Gone),

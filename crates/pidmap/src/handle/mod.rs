@@ -1,23 +1,25 @@
 //! [`Pidmap`], the reusable lister, and its [`Builder`].
 
+mod group_fields;
 mod group_records;
+mod record_chunks;
 mod records;
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use self::group_records::{GroupRecord, TaskShape};
-use crate::backend::{probe_kernel, ActiveBackend, Backend, Detection, KernelSupport};
+use self::group_fields::{GroupRecord, TaskShape};
+use crate::backend::{ActiveBackend, Backend, Detection};
 use crate::error::{Error, Result};
 #[cfg(feature = "fallback")]
 use crate::fallback::Fallback;
-use crate::iter::{Fds, Pids};
+use crate::kernel_support::{probe_kernel, KernelSupport};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Query};
+use crate::raw_id::RawId;
 use crate::sys;
 use crate::target::{Target, TargetFd};
-use crate::RawId;
 
 /// The default proc root.
 const PROC: &str = "/proc";
@@ -356,34 +358,6 @@ impl Pidmap {
         buf: &mut [i32],
     ) -> Result<usize> {
         self.chunk_raw(Enumeration::Fds(target.into()), start, buf)
-    }
-
-    /// An iterator over the listing, borrowing the handle: 256 ids per
-    /// syscall, or one sorted /proc snapshot read into the handle's buffers.
-    ///
-    /// ```
-    /// use pidmap::{Pidmap, Query};
-    /// let mut pm = Pidmap::new()?;
-    /// let n = pm.iter(Query::all_tasks()).filter_map(Result::ok).count();
-    /// assert!(n >= 1);
-    /// # Ok::<(), pidmap::Error>(())
-    /// ```
-    pub fn iter<'a>(&'a mut self, query: Query<'a>) -> Pids<'a> {
-        Pids::borrowed(self, query)
-    }
-
-    /// An iterator over the fds of `target`, borrowing the handle.
-    ///
-    /// ```
-    /// use pidmap::{Pidmap, Target};
-    /// let mut pm = Pidmap::new()?;
-    /// for fd in pm.fds(Target::Caller) {
-    ///     assert!(fd? >= 0);
-    /// }
-    /// # Ok::<(), pidmap::Error>(())
-    /// ```
-    pub fn fds<'a>(&'a mut self, target: impl Into<Target<'a>>) -> Fds<'a> {
-        Fds::borrowed(self, target.into())
     }
 
     /// The proc root, checked usable for the fallback.

@@ -1,29 +1,16 @@
 //! Task records through a [`Pidmap`]: pidmap_info(2), or the /proc
 //! fallback, for the same queries, cursor and view as the ids.
 
-use super::group_records::{self, TaskShape};
-use super::{abi_count, check_ascending, last_id, Pidmap};
-use crate::backend::{task_info_support, ActiveBackend, Backend};
+use super::group_fields::TaskShape;
+use super::group_records;
+use super::record_chunks::Ask;
+use super::Pidmap;
+use crate::backend::{ActiveBackend, Backend};
 use crate::error::{Error, Result};
 use crate::info::{InfoFields, TaskInfo};
+use crate::kernel_support::task_info_support;
 use crate::query::{Enumeration, Query};
 use crate::sys;
-
-/// Records per system call: 84 KiB of room (168-byte records), reused by
-/// the handle. The kernel bounds its own work per section whatever the
-/// count; a larger room only saves calls.
-pub(super) const RECORD_BATCH: usize = 512;
-
-/// What a records call asks for.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Ask<'fd> {
-    pub(super) query: Query<'fd>,
-    pub(super) fields: InfoFields,
-    /// The first tid.
-    pub(super) start: i32,
-    /// The most records.
-    pub(super) max: usize,
-}
 
 impl Pidmap {
     /// Fill `out` (cleared first) with the record of every task of
@@ -184,64 +171,6 @@ impl Pidmap {
             }
             Ok(())
         })
-    }
-
-    /// The records of `ask`, chunk by chunk into `room`, each chunk handed
-    /// to `take` (which may change the records), until the kernel returns
-    /// 0 or `max` records were taken. `Ok(Err(errno))`: the call failed.
-    pub(super) fn each_record_chunk(
-        &self,
-        ask: Ask<'_>,
-        room: &mut Vec<sys::PidmapInfo>,
-        mut take: impl FnMut(&mut [sys::PidmapInfo]) -> Result<()>,
-    ) -> Result<Result<(), i32>> {
-        let Ask {
-            query,
-            fields,
-            mut start,
-            max,
-        } = ask;
-        // Initialised once and reused: the kernel writes whole records
-        // (zero-padded to `info_size`) and only the `n` it returns are read.
-        room.resize(RECORD_BATCH, sys::PidmapInfo::default());
-        // One pidfd for the whole listing (see `fill_raw`).
-        let target = Pidmap::target_fd(Enumeration::Ids(query))?;
-        let start_u = u32::try_from(start)
-            .map_err(|_| Error::InvalidArgument("start must not be negative"))?;
-        let mut cursor = last_id(start_u);
-        let mut taken = 0usize;
-        loop {
-            let want = max.saturating_sub(taken).min(RECORD_BATCH);
-            if want == 0 {
-                return Ok(Ok(()));
-            }
-            let chunk = &mut room[..want];
-            let mut req = self.pidmap_req(query, target.raw(), cursor)?;
-            req.info_mask = fields.bits();
-            let n = match sys::read_records(&req, chunk) {
-                Ok(n) => abi_count(n, want)?,
-                Err(errno) => return Ok(Err(errno)),
-            };
-            let records = &mut chunk[..n];
-            check_ascending(records.iter().map(|r| r.tid), start)?;
-            let next = records
-                .last()
-                .map(|r| (u64::try_from(r.tid), r.tid.checked_add(1)));
-            take(records)?;
-            taken += n;
-            // A short count is the end, but for a target that went away
-            // (the next call says so): pidmap_info(2)'s RETURN VALUE.
-            if n < want && !Enumeration::targeted(query) {
-                return Ok(Ok(()));
-            }
-            match next {
-                Some((Ok(last), Some(next))) => {
-                    cursor = last;
-                    start = next;
-                }
-                _ => return Ok(Ok(())),
-            }
-        }
     }
 
     #[cfg(feature = "fallback")]
