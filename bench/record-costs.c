@@ -40,7 +40,7 @@
 #define PIDMAP_INFO_RECORDS 512		/* per call, as the crate reads them */
 #define MAX_ROUNDS 64
 #define MAX_TASKS (1 << 17)
-#define MEM_FLOOR_KIB (160 * 1024)	/* as bench/pidmap-bench.c */
+#define MEM_FLOOR_KIB (160 * 1024)	/* as bench/pidmap-bench/scale.c */
 #define SPAWN_BUDGET_S 240.0
 
 static struct pidmap_info records[PIDMAP_INFO_RECORDS];

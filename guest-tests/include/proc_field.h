@@ -4,7 +4,7 @@
  * number from a "Key: value" file such as MemAvailable in /proc/meminfo
  * or Tgid in /proc/PID/status.
  *
- * Shared by guest-tests/ and bench/pidmap-bench.c (which includes it by
+ * Shared by guest-tests/ and bench/pidmap-bench/ (which includes it by
  * relative path so it still builds alone).
  */
 #ifndef PROC_FIELD_H

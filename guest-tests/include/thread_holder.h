@@ -10,7 +10,7 @@
  * those stacks; SIGKILL still ends the group.  What remains per thread is
  * the kernel's: a task_struct and a kernel stack.
  *
- * Used by guest-tests/scale.c and bench/pidmap-bench.c; the bench includes
+ * Used by guest-tests/scale.c and bench/pidmap-bench/; the bench includes
  * it by relative path so it still builds alone with one gcc command.
  */
 #ifndef THREAD_HOLDER_H

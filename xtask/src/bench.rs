@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: the guest benchmarks, side by side in each boot,
 //! over several boots.
 //!
-//! The benchmark program lives in `bench/`; this module builds it static,
+//! The benchmark program lives in `bench/pidmap-bench/` (its `*.c` files,
+//! one program); this module builds it static,
 //! boots the kernel with it through [`crate::qemu::run_in_guest`] `--boots`
 //! times, pulls each boot's JSON out of the console log, and prints one
 //! Markdown table of medians over the boots with each ratio's min–max.
@@ -137,7 +138,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub instructions: bool,
     /// More arguments for the guest program, e.g. `-- --case fds --rounds 5`
-    /// (see `bench/pidmap-bench.c --help`).
+    /// (see `pidmap-bench --help`, built from `bench/pidmap-bench/`).
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,
 }
@@ -145,7 +146,7 @@ pub struct BenchArgs {
 pub fn run(args: &BenchArgs) -> Result<()> {
     let kernel = kernel::prepare(&args.kernel)?;
     let flavor = kernel.label();
-    let src = workspace_root().join("bench").join("pidmap-bench.c");
+    let srcs = bench_sources()?;
     let bin = xtask_dir().join("bench").join(&flavor).join("pidmap-bench");
     if kernel.flavor == Flavor::Bpf {
         let out = xtask_dir().join("bench").join(&flavor).join("bpf");
@@ -153,11 +154,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             bpf::build_program(&kernel.build.join("vmlinux"), &out)
         })?;
         timed(
-            "building bench/pidmap-bench.c static with the BPF variants",
+            "building bench/pidmap-bench/ static with the BPF variants",
             || {
                 bpf::compile_loader(
                     &build,
-                    &src,
+                    &srcs,
                     &bin,
                     Some(&kernel.headers()),
                     &["PIDMAP_BENCH_BPF"],
@@ -165,8 +166,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             },
         )?;
     } else {
-        timed("building bench/pidmap-bench.c static", || {
-            guest::compile_c(kernel.arch, &src, &bin, None, &kernel.headers())
+        timed("building bench/pidmap-bench/ static", || {
+            guest::compile_c_files(kernel.arch, &srcs, &bin, None, &kernel.headers())
         })?;
     }
 
@@ -249,6 +250,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Some(err) => Err(err),
         None => Ok(()),
     }
+}
+
+/// The benchmark's sources: every `*.c` of `bench/pidmap-bench/`, which
+/// share its headers; one static program.
+fn bench_sources() -> Result<Vec<PathBuf>> {
+    let dir = workspace_root().join("bench").join("pidmap-bench");
+    let srcs = guest::c_sources(&dir);
+    if !srcs.iter().any(|s| s.ends_with("main.c")) {
+        bail!("no benchmark sources (main.c) in {}", dir.display());
+    }
+    Ok(srcs)
 }
 
 /// One object per case: the median over the boots of every numeric field,
@@ -586,6 +598,24 @@ fn bpf_table(results: &Map<String, Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bench_sources_are_one_program_with_shared_headers() {
+        let srcs = bench_sources().unwrap();
+        assert!(srcs.len() > 1, "{srcs:?}");
+        let dir = workspace_root().join("bench").join("pidmap-bench");
+        assert!(srcs.iter().all(|s| s.parent() == Some(dir.as_path())));
+        for header in ["common.h", "refresh.h"] {
+            assert!(dir.join(header).is_file(), "{header}");
+        }
+        // Exactly one main(): the old single file must not come back beside it.
+        assert!(!workspace_root().join("bench/pidmap-bench.c").exists());
+        let mains = srcs
+            .iter()
+            .filter(|s| fs::read_to_string(s).unwrap().contains("\nint main("))
+            .count();
+        assert_eq!(mains, 1);
+    }
 
     #[test]
     fn json_survives_console_noise() {

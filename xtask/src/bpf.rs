@@ -25,6 +25,7 @@
 //! for it). Never run by CI.
 
 use crate::deps;
+use crate::guest;
 use crate::kernel;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
@@ -119,12 +120,12 @@ pub fn build_program(btf: &Path, out: &Path) -> Result<BpfBuild> {
     })
 }
 
-/// Compiles the C program `src` static with the skeleton of `build` and
-/// libbpf; `headers`: the uapi headers to put first (the guest kernel's),
-/// `defines`: more `-D` flags.
+/// Compiles the C program made of `srcs` static with the skeleton of
+/// `build` and libbpf; `headers`: the uapi headers to put first (the guest
+/// kernel's), `defines`: more `-D` flags.
 pub fn compile_loader(
     build: &BpfBuild,
-    src: &Path,
+    srcs: &[PathBuf],
     out: &Path,
     headers: Option<&Path>,
     defines: &[&str],
@@ -149,9 +150,9 @@ pub fn compile_loader(
     }
     cc.arg("-o")
         .arg(out)
-        .arg(src)
+        .args(srcs)
         .args(["-lbpf", "-lelf", "-lz", "-lzstd"]);
-    run_quiet(&mut cc).with_context(|| format!("cannot build {}", src.display()))
+    run_quiet(&mut cc).with_context(|| format!("cannot build {}", guest::sources_label(srcs)))
 }
 
 fn is_root() -> bool {
@@ -170,7 +171,7 @@ pub fn run_host(args: &BpfHostArgs) -> Result<()> {
     })?;
     let loader = out.join("bpf-tasks");
     timed("building bench/bpf/bpf-tasks.c static with libbpf", || {
-        compile_loader(&build, &bpf_dir().join("bpf-tasks.c"), &loader, None, &[])
+        compile_loader(&build, &[bpf_dir().join("bpf-tasks.c")], &loader, None, &[])
     })?;
     if !is_root() {
         bail!(
@@ -215,7 +216,7 @@ pub fn run_guest(args: &BpfGuestArgs) -> Result<()> {
     timed("building bench/bpf/bpf-tasks.c static with libbpf", || {
         compile_loader(
             &build,
-            &bpf_dir().join("bpf-tasks.c"),
+            &[bpf_dir().join("bpf-tasks.c")],
             &loader,
             Some(&kernel.headers()),
             &[],

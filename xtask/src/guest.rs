@@ -187,6 +187,18 @@ pub fn compile_c(
     include: Option<&Path>,
     headers: &Path,
 ) -> Result<()> {
+    compile_c_files(arch, &[src.to_path_buf()], out, include, headers)
+}
+
+/// Compiles the C program made of `srcs` static for `arch`, against the
+/// kernel's uapi headers, in one compiler call.
+pub fn compile_c_files(
+    arch: Arch,
+    srcs: &[PathBuf],
+    out: &Path,
+    include: Option<&Path>,
+    headers: &Path,
+) -> Result<()> {
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent)?;
     }
@@ -196,12 +208,27 @@ pub fn compile_c(
     if let Some(dir) = include {
         cmd.arg("-I").arg(dir);
     }
-    cmd.arg("-isystem").arg(headers).arg("-o").arg(out).arg(src);
-    run_quiet(&mut cmd).with_context(|| format!("cannot compile {}", src.display()))
+    cmd.arg("-isystem")
+        .arg(headers)
+        .arg("-o")
+        .arg(out)
+        .args(srcs);
+    run_quiet(&mut cmd).with_context(|| format!("cannot compile {}", sources_label(srcs)))
+}
+
+/// `srcs` for a message: the one file, or the files' folder.
+pub fn sources_label(srcs: &[PathBuf]) -> String {
+    match srcs {
+        [one] => one.display().to_string(),
+        _ => match srcs.first().and_then(|s| s.parent()) {
+            Some(dir) => format!("{}/*.c", dir.display()),
+            None => "no sources".to_string(),
+        },
+    }
 }
 
 /// The `*.c` files directly in `dir`, sorted; none if `dir` is missing.
-fn c_sources(dir: &Path) -> Vec<PathBuf> {
+pub fn c_sources(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
