@@ -3,8 +3,10 @@
  * lsm: pidmap_info(2) and fdmap(2) withhold exactly what a real LSM makes
  * /proc withhold (security_task_read_info(), pidmap series 0001-0004).
  *
- * Our kernels boot with Smack and Landlock active: a kernel without either
- * fails this test, it never skips.
+ * Our kernels boot with Smack and Landlock active, and once more with
+ * SELinux and Landlock (lsm=landlock,selinux: Smack and SELinux cannot be
+ * active at once), where PIDMAP_LSM=selinux: a kernel without the LSM the
+ * boot asks for fails this test, it never skips.
  *
  * Smack: a target process labelled "Secret" and one labelled "_" (the
  * floor), both uid 65534, and a caller labelled "Reader", uid 65534, with
@@ -24,6 +26,15 @@
  *     /proc/SECRET/task; pidmap(2)'s PROCS ids still list Secret, as a
  *     readdir of /proc does.
  *
+ * SELinux: the same checks, with a minimal policy (cargo xtask builds it
+ * from the kernel's class map with scripts/selinux/mdp and Debian's
+ * checkpolicy) of two domains: base_t, which everything starts in, may do
+ * everything to secret_t except read its files and search, read or open
+ * its directories, which is exactly what /proc/PID of a secret_t task
+ * needs. The policy is loaded and enforced here; the Secret target enters
+ * secret_t through /proc/self/attr/current, the floor target and the
+ * reader stay in base_t.
+ *
  * Landlock: a caller that opened /proc before landlock_restrict_self() with
  * a ruleset that handles reading files and directories and allows neither:
  * opening /proc/FLOOR/stat fails, and through the kept /proc fd pidmap(2)
@@ -36,6 +47,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <grp.h>
 
@@ -212,15 +224,12 @@ static void records_match_proc(const char *what, __u32 scope, int view_fd, pid_t
 	}
 }
 
-static void reader(pid_t secret, pid_t floor)
+/* What the reader, denied Secret's /proc/PID by policy, must get. */
+static void reader_checks(pid_t secret, pid_t floor)
 {
 	int view, pidfd, e, fds[64];
 	__u32 ids[NREC];
 	long n;
-
-	set_label("Reader");
-	become_nobody();
-	pt_name = "lsm(smack)";
 
 	e = open_errno("/proc/%d/stat", secret, O_RDONLY);
 	CHECK(e == EACCES, "opening Secret's stat: %s, not EACCES: the policy is not in force",
@@ -268,6 +277,81 @@ static void reader(pid_t secret, pid_t floor)
 	pt_ids_free(&want);
 	close(pidfd);
 	close(view);
+}
+
+static void smack_reader(pid_t secret, pid_t floor)
+{
+	set_label("Reader");
+	become_nobody();
+	pt_name = "lsm(smack)";
+	reader_checks(secret, floor);
+}
+
+static void selinux_reader(pid_t secret, pid_t floor)
+{
+	become_nobody();
+	pt_name = "lsm(selinux)";
+	reader_checks(secret, floor);
+}
+
+/* The policy cargo xtask built, loaded and enforced. */
+#define SELINUX_POLICY "/etc/pidmap-selinux.policy"
+#define SELINUX_SECRET "user_u:base_r:secret_t"
+
+static void load_selinux_policy(void)
+{
+	char enforce[8] = "";
+	struct stat st;
+	char *policy;
+	int fd, out;
+
+	mkdir("/sys/fs/selinux", 0755);
+	if (mount("selinuxfs", "/sys/fs/selinux", "selinuxfs", 0, NULL) && errno != EBUSY)
+		pt_die("mounting selinuxfs: %s", strerror(errno));
+	fd = open(SELINUX_POLICY, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		pt_die("%s: %s", SELINUX_POLICY, strerror(errno));
+	policy = malloc(st.st_size);
+	if (!policy || read(fd, policy, st.st_size) != st.st_size)
+		pt_die("reading %s", SELINUX_POLICY);
+	close(fd);
+	out = open("/sys/fs/selinux/load", O_WRONLY | O_CLOEXEC);
+	if (out < 0 || write(out, policy, st.st_size) != st.st_size)
+		pt_die("loading the SELinux policy: %s", strerror(errno));
+	close(out);
+	free(policy);
+	if (write_file("/sys/fs/selinux/enforce", "1") ||
+	    read_file("/sys/fs/selinux/enforce", enforce, sizeof(enforce)) || enforce[0] != '1')
+		pt_die("SELinux does not enforce (enforce: \"%s\")", enforce);
+}
+
+/* A target in SELinux @context (NULL: stays in base_t), uid 65534. */
+static pid_t spawn_selinux_target(const char *context)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC))
+		pt_die("pipe2");
+	pid = fork();
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		close(ready[0]);
+		if (context && write_file("/proc/self/attr/current", context))
+			pt_die("entering %s: %s", context, strerror(errno));
+		become_nobody();
+		if (write(ready[1], "r", 1) != 1)
+			pt_die("ready");
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		pt_die("target %d never got ready in %s", pid, context ? context : "base_t");
+	close(ready[0]);
+	return pid;
 }
 
 static void landlocked(pid_t floor)
@@ -330,6 +414,8 @@ static void landlocked2(pid_t floor, pid_t unused)
 
 int main(void)
 {
+	const char *want = getenv("PIDMAP_LSM") ? getenv("PIDMAP_LSM") : "smack";
+	bool selinux = strcmp(want, "selinux") == 0;
 	char lsms[256] = "";
 	long splats0 = pt_count_splats();
 	pid_t secret, floor;
@@ -345,20 +431,26 @@ int main(void)
 		return KSFT_FAIL;
 	}
 	err = read_file("/sys/kernel/security/lsm", lsms, sizeof(lsms));
-	if (err || !strstr(lsms, "smack") || !strstr(lsms, "landlock")) {
-		printf("lsm: FAIL: Smack and Landlock must be active, the kernel has \"%s\" (%s)\n",
-		       lsms, err ? strerror(-err) : "read");
+	if (err || !strstr(lsms, want) || !strstr(lsms, "landlock")) {
+		printf("lsm: FAIL: %s and Landlock must be active, the kernel has \"%s\" (%s)\n",
+		       want, lsms, err ? strerror(-err) : "read");
 		return KSFT_FAIL;
 	}
-	mkdir("/sys/fs/smackfs", 0755);
-	mount("smackfs", "/sys/fs/smackfs", "smackfs", 0, NULL);
-	if (write_file("/sys/fs/smackfs/load2", "Reader _ rwxa") ||
-	    write_file("/sys/fs/smackfs/load2", "Secret _ rwxa"))
-		pt_die("loading the Smack rules: %s", strerror(errno));
-
-	secret = spawn_target("Secret");
-	floor = spawn_target(NULL);
-	run_child(reader, secret, floor);
+	if (selinux) {
+		load_selinux_policy();
+		secret = spawn_selinux_target(SELINUX_SECRET);
+		floor = spawn_selinux_target(NULL);
+		run_child(selinux_reader, secret, floor);
+	} else {
+		mkdir("/sys/fs/smackfs", 0755);
+		mount("smackfs", "/sys/fs/smackfs", "smackfs", 0, NULL);
+		if (write_file("/sys/fs/smackfs/load2", "Reader _ rwxa") ||
+		    write_file("/sys/fs/smackfs/load2", "Secret _ rwxa"))
+			pt_die("loading the Smack rules: %s", strerror(errno));
+		secret = spawn_target("Secret");
+		floor = spawn_target(NULL);
+		run_child(smack_reader, secret, floor);
+	}
 	run_child(landlocked2, floor, 0);
 	kill(secret, SIGKILL);
 	kill(floor, SIGKILL);

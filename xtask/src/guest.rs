@@ -267,6 +267,24 @@ pub fn add_c_programs(
     Ok(count)
 }
 
+/// Compiles guest-tests/debug/*.c, the tests of what only the debug kernel
+/// has (failslab), into tests/c/, with the guest tests' shared headers.
+fn add_debug_programs(stage: &Stage, kernel: &Kernel) -> Result<usize> {
+    let tests = workspace_root().join("guest-tests");
+    let sources = c_sources(&tests.join("debug"));
+    for src in &sources {
+        let name = src.file_stem().unwrap_or_default().to_string_lossy();
+        compile_c(
+            kernel.arch,
+            src,
+            &stage.path(&format!("tests/c/{name}")),
+            Some(&tests.join("include")),
+            &kernel.headers(),
+        )?;
+    }
+    Ok(sources.len())
+}
+
 /// Compiles every `*.c` in `dir` as a static i386 program (for the
 /// IA32_EMULATION compat path) into `stage/dest/`. gcc-multilib cannot be
 /// installed next to the arm64 cross compiler, so this is Debian's
@@ -635,7 +653,13 @@ pub fn test_payload(stage: &Stage, kernel: &Kernel) -> Result<usize> {
         } else {
             0
         };
-        let c = c + c32;
+        // Fault injection (failslab) is built into the debug kernel only.
+        let debug_only = if kernel.flavor == Flavor::Debug {
+            add_debug_programs(stage, kernel)?
+        } else {
+            0
+        };
+        let c = c + c32 + debug_only;
         (c, add_kselftests(stage, kernel)?)
     } else {
         // The unpatched kernel proves the crate's fallback; the syscall

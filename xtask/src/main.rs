@@ -23,6 +23,7 @@ mod paths;
 mod qemu;
 mod radix;
 mod run;
+mod selinux;
 mod stats;
 mod upstream;
 
@@ -115,6 +116,11 @@ pub struct KernelArgs {
 pub struct QemuTestArgs {
     #[command(flatten)]
     pub kernel: KernelArgs,
+    /// Only the SELinux boot (lsm=landlock,selinux, guest-tests/lsm.c under
+    /// a two-domain policy), not the whole suite. x86_64 kernels with the
+    /// series only.
+    #[arg(long)]
+    pub selinux_only: bool,
 }
 
 #[derive(Args)]
@@ -138,6 +144,7 @@ pub struct QemuRunArgs {
 fn main() {
     let cli = Cli::parse();
     let result: Result<i32> = match cli.command {
+        Command::QemuTest(args) if args.selinux_only => selinux::test_only(&args.kernel),
         Command::QemuTest(args) => qemu::qemu_test(&args.kernel),
         Command::QemuRun(args) => {
             let clock = if args.instructions {

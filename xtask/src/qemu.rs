@@ -89,6 +89,8 @@ struct Boot<'a> {
     memory: u32,
     interactive: bool,
     clock: GuestClock,
+    /// Appended to the kernel command line (for example `lsm=`).
+    cmdline: &'a str,
 }
 
 const KERNEL_CMDLINE: &str = "panic=-1 oops=panic panic_on_warn=1 \
@@ -109,6 +111,10 @@ impl Boot<'_> {
             cmd.args(["-M", "virt"]);
         }
         let mut cmdline = format!("console={} {KERNEL_CMDLINE}", arch.console());
+        if !self.cmdline.is_empty() {
+            cmdline.push(' ');
+            cmdline.push_str(self.cmdline);
+        }
         match self.clock {
             GuestClock::Host => {
                 let (accel, cpu) = accelerator(arch);
@@ -313,6 +319,19 @@ fn boot_headless(
     label: &str,
     extra: impl FnOnce(&Stage) -> Result<()>,
 ) -> Result<Outcome> {
+    boot_headless_with(kernel, args, clock, mode, label, "", extra)
+}
+
+/// [`boot_headless`] with `cmdline` appended to the kernel command line.
+fn boot_headless_with(
+    kernel: &Kernel,
+    args: &KernelArgs,
+    clock: GuestClock,
+    mode: &Mode,
+    label: &str,
+    cmdline: &str,
+    extra: impl FnOnce(&Stage) -> Result<()>,
+) -> Result<Outcome> {
     let initramfs = initramfs_for(kernel, mode, label, extra)?;
     boot(
         &Boot {
@@ -321,6 +340,7 @@ fn boot_headless(
             memory: args.memory,
             interactive: false,
             clock,
+            cmdline,
         },
         Duration::from_secs(args.timeout),
         label,
@@ -343,6 +363,35 @@ pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
             expected = guest::test_payload(stage, &kernel)?;
             Ok(())
         },
+    )?;
+    let verdict = report_suite(&outcome, expected);
+    if !crate::selinux::boots_with(&kernel) {
+        return Ok(verdict);
+    }
+    // Smack and SELinux cannot be active at once: SELinux gets a boot of its
+    // own, with the same kernel and its policy.
+    let selinux = crate::selinux::test_boot(&kernel, args)?;
+    Ok(i32::from(verdict != 0 || selinux != 0))
+}
+
+/// Boots `kernel` in test mode with `cmdline` appended and the payload
+/// `extra` lays down; judged as a suite of `expected` tests.
+pub fn boot_suite_with_cmdline(
+    kernel: &Kernel,
+    args: &KernelArgs,
+    label: &str,
+    cmdline: &str,
+    expected: usize,
+    extra: impl FnOnce(&Stage) -> Result<()>,
+) -> Result<i32> {
+    let outcome = boot_headless_with(
+        kernel,
+        args,
+        GuestClock::Host,
+        &Mode::Test,
+        label,
+        cmdline,
+        extra,
     )?;
     Ok(report_suite(&outcome, expected))
 }
@@ -532,6 +581,7 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
         memory: args.memory,
         interactive: true,
         clock: GuestClock::Host,
+        cmdline: "",
     };
     let status_file = xtask_dir().join("logs").join(format!("{label}.status"));
     fs::create_dir_all(xtask_dir().join("logs"))?;

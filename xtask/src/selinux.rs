@@ -1,0 +1,215 @@
+//! SELinux in the guest (issue 32): `qemu-test` boots the patched and the
+//! debug kernel a second time with `lsm=landlock,selinux` (Smack and
+//! SELinux cannot both be active in 7.3) and runs guest-tests/lsm.c there in
+//! its SELinux mode.
+//!
+//! The policy is a minimal one made for the kernel it runs on: the kernel's
+//! own `scripts/selinux/mdp` writes a policy with every class and
+//! permission of that kernel and one domain, `base_t`, that may do
+//! everything; we add a second domain, `secret_t`, and compile it with
+//! Debian's `checkpolicy`. `base_t` may do everything to `secret_t` except
+//! read its files and search, read or open its directories: exactly what
+//! reading `/proc/PID/*` of a `secret_t` task needs, since procfs labels a
+//! task's directory with the task's own context.
+
+use crate::arch::Arch;
+use crate::guest::{self, Stage};
+use crate::kernel::Kernel;
+use crate::paths::{workspace_root, xtask_dir};
+use crate::run::{run_quiet, step};
+use crate::KernelArgs;
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Where the guest finds the compiled policy (guest-tests/lsm.c loads it).
+const POLICY_IN_GUEST: &str = "etc/pidmap-selinux.policy";
+
+/// SELinux stacked with Landlock, as 7.3 allows; no Smack in this boot.
+const CMDLINE: &str = "lsm=landlock,selinux";
+
+/// Whether `qemu-test` gives `kernel` its SELinux boot: the x86_64 kernels
+/// with the series (the arm64 guest is there for the ABI and the C tests).
+pub fn boots_with(kernel: &Kernel) -> bool {
+    kernel.arch == Arch::X86_64 && kernel.flavor.has_series()
+}
+
+/// `cargo xtask qemu-test --selinux-only`: the SELinux boot alone.
+pub fn test_only(args: &KernelArgs) -> Result<i32> {
+    let kernel = crate::kernel::prepare(args)?;
+    if !boots_with(&kernel) {
+        bail!("the SELinux boot is for the x86_64 kernels with the series");
+    }
+    test_boot(&kernel, args)
+}
+
+/// Boots `kernel` with SELinux and runs the LSM test under the policy;
+/// returns the suite's exit code.
+pub fn test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
+    let policy = build_policy(kernel)?;
+    let label = format!("selinux-{}", kernel.label());
+    step(format!(
+        "SELinux boot ({CMDLINE}): guest-tests/lsm.c under a two-domain policy"
+    ));
+    crate::qemu::boot_suite_with_cmdline(kernel, args, &label, CMDLINE, 1, |stage: &Stage| {
+        stage.add_file(&policy, POLICY_IN_GUEST)?;
+        stage.set_env("PIDMAP_LSM", "selinux")?;
+        let tests = workspace_root().join("guest-tests");
+        guest::compile_c(
+            kernel.arch,
+            &tests.join("lsm.c"),
+            &stage.path("tests/c/lsm"),
+            Some(&tests.join("include")),
+            &kernel.headers(),
+        )
+    })
+}
+
+/// Writes the policy for `kernel` with mdp and compiles it with checkpolicy.
+fn build_policy(kernel: &Kernel) -> Result<PathBuf> {
+    let mdp = kernel.build.join("scripts/selinux/mdp/mdp");
+    if !mdp.is_file() {
+        bail!(
+            "{} is missing: the kernel is built without CONFIG_SECURITY_SELINUX",
+            mdp.display()
+        );
+    }
+    let dir = xtask_dir().join("selinux").join(kernel.label());
+    fs::create_dir_all(&dir)?;
+    let generated = dir.join("mdp.conf");
+    run_quiet(
+        Command::new(&mdp)
+            .arg(&generated)
+            .arg(dir.join("file_contexts")),
+    )
+    .context("scripts/selinux/mdp failed")?;
+    let mut conf = with_secret_domain(&fs::read_to_string(&generated)?)?;
+    let source = dir.join("policy.conf");
+    let binary = dir.join("policy.bin");
+    // mdp lists every policy capability the kernel knows; Debian's
+    // checkpolicy may be older and reject the newest. None of them matters
+    // to a policy of two domains, so an unknown one is left out.
+    for _ in 0..64 {
+        fs::write(&source, &conf)?;
+        let out = Command::new("checkpolicy")
+            .arg("-o")
+            .arg(&binary)
+            .arg(&source)
+            .output()
+            .context("cannot run checkpolicy (Debian package checkpolicy)")?;
+        if out.status.success() {
+            return Ok(binary);
+        }
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let Some(cap) = unknown_capability(&text) else {
+            bail!("checkpolicy failed on {}:\n{text}", source.display());
+        };
+        step(format!(
+            "checkpolicy does not know policy capability {cap}: left out"
+        ));
+        conf = without_capability(&conf, &cap);
+    }
+    bail!("checkpolicy kept rejecting policy capabilities")
+}
+
+/// Adds `secret_t` to mdp's policy: it may do everything, and `base_t` may
+/// do everything to it but read its files and search, read or open its
+/// directories.
+fn with_secret_domain(conf: &str) -> Result<String> {
+    const TYPE: &str = "type base_t;\n";
+    const ROLE: &str = "role base_r types { base_t };\n";
+    if !conf.contains(TYPE) || !conf.contains(ROLE) {
+        bail!("mdp's policy has no `{}` or `{}`", TYPE.trim(), ROLE.trim());
+    }
+    let classes: Vec<&str> = conf
+        .lines()
+        .filter_map(|line| line.strip_prefix("class "))
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+        .collect();
+    for needed in ["file", "dir", "process"] {
+        if !classes.contains(&needed) {
+            bail!("mdp's policy declares no class {needed}");
+        }
+    }
+    let mut rules = String::from("role base_r types { base_t secret_t };\n");
+    for class in &classes {
+        rules.push_str(&format!(
+            "allow secret_t {{ base_t secret_t }}:{class} *;\n"
+        ));
+        let to_secret = match *class {
+            "file" => "~{ read open }",
+            "dir" => "~{ search read open }",
+            _ => "*",
+        };
+        rules.push_str(&format!("allow base_t secret_t:{class} {to_secret};\n"));
+    }
+    Ok(conf
+        .replacen(TYPE, &format!("{TYPE}type secret_t;\n"), 1)
+        .replacen(ROLE, &rules, 1))
+}
+
+/// The capability checkpolicy names in "invalid policy capability name X".
+fn unknown_capability(output: &str) -> Option<String> {
+    let rest = output.split("invalid policy capability name ").nth(1)?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn without_capability(conf: &str, cap: &str) -> String {
+    let line = format!("policycap {cap};");
+    conf.lines()
+        .filter(|l| l.trim() != line)
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MDP: &str = "class security\nclass process\nclass file\nclass dir\n\
+        sid kernel\ncommon file { read }\nclass file inherits file { open }\n\
+        policycap open_perms;\npolicycap memfd_class;\n\
+        type base_t;\nrole base_r;\nrole base_r types { base_t };\n\
+        user user_u roles { base_r };\n";
+
+    #[test]
+    fn secret_t_is_readable_in_everything_but_files_and_directories() {
+        let conf = with_secret_domain(MDP).unwrap();
+        assert!(conf.contains("type base_t;\ntype secret_t;\n"));
+        assert!(conf.contains("role base_r types { base_t secret_t };\n"));
+        assert!(!conf.contains("role base_r types { base_t };"));
+        assert!(conf.contains("allow base_t secret_t:file ~{ read open };\n"));
+        assert!(conf.contains("allow base_t secret_t:dir ~{ search read open };\n"));
+        assert!(conf.contains("allow base_t secret_t:process *;\n"));
+        assert!(conf.contains("allow secret_t { base_t secret_t }:security *;\n"));
+        // "class file inherits file { open }" declares no new class.
+        assert_eq!(conf.matches("allow base_t secret_t:file").count(), 1);
+    }
+
+    #[test]
+    fn a_policy_without_mdps_anchors_is_an_error() {
+        assert!(with_secret_domain("class file\nclass dir\n").is_err());
+        let no_dir = MDP.replace("class dir\n", "");
+        assert!(with_secret_domain(&no_dir).is_err());
+    }
+
+    #[test]
+    fn an_unknown_capability_is_named_and_left_out() {
+        let out = "policy.conf:9:ERROR 'invalid policy capability name memfd_class' at token ';'";
+        assert_eq!(unknown_capability(out).as_deref(), Some("memfd_class"));
+        assert_eq!(unknown_capability("syntax error"), None);
+        let conf = without_capability(MDP, "memfd_class");
+        assert!(!conf.contains("memfd_class"));
+        assert!(conf.contains("policycap open_perms;"));
+    }
+}
