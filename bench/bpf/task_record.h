@@ -23,9 +23,9 @@ struct task_record {
 	__u64 mask;
 	__u64 supported_mask;
 	__u64 pidfs_id;
-	__s32 tid;
-	__s32 tgid;
-	__s32 ppid;
+	__u32 tid;
+	__u32 tgid;
+	__u32 ppid;
 	__u32 ruid;
 	__u32 euid;
 	__s32 nice;

@@ -633,9 +633,9 @@ impl TaskInfo {
         let when = |field: InfoFields| has.contains(field);
         let id = r.mask & sys::PIDMAP_INFO_ID != 0;
         TaskInfo {
-            tid: Pid::from_raw(r.tid),
-            tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid)),
-            ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid)),
+            tid: Pid::from_raw(r.tid()),
+            tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid())),
+            ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid())),
             state: when(InfoFields::STATE).then(|| TaskState::from_letter(r.state)),
             utime: when(InfoFields::CPU_TIME).then(|| ticks(r.utime)),
             stime: when(InfoFields::CPU_TIME).then(|| ticks(r.stime)),

@@ -242,9 +242,9 @@ pub(crate) struct PidmapInfo {
     pub mask: u64,
     pub supported_mask: u64,
     pub pidfs_id: u64,
-    pub tid: i32,
-    pub tgid: i32,
-    pub ppid: i32,
+    pub tid: u32,
+    pub tgid: u32,
+    pub ppid: u32,
     pub ruid: u32,
     pub euid: u32,
     pub nice: i32,
@@ -260,6 +260,30 @@ pub(crate) struct PidmapInfo {
     pub state: u8,
     pub spare: [u8; 7],
     pub comm: [u8; 64],
+}
+
+impl PidmapInfo {
+    /// `tid` as a `pid_t`: the kernel writes a pid, at most
+    /// `PID_MAX_LIMIT` (2^22), into the `__u32`, so the bits are the same.
+    pub fn tid(&self) -> i32 {
+        pid_t(self.tid)
+    }
+
+    /// `tgid` as a `pid_t`, as [`tid`](Self::tid).
+    pub fn tgid(&self) -> i32 {
+        pid_t(self.tgid)
+    }
+
+    /// `ppid` as a `pid_t`, as [`tid`](Self::tid); 0 for a task without a
+    /// parent in the view.
+    pub fn ppid(&self) -> i32 {
+        pid_t(self.ppid)
+    }
+}
+
+/// A record's `__u32` id as the `pid_t` it holds, bit for bit.
+fn pid_t(id: u32) -> i32 {
+    i32::from_ne_bytes(id.to_ne_bytes())
 }
 
 impl Default for PidmapInfo {
@@ -734,8 +758,8 @@ mod tests {
         same_layout(header, "pidmap_req", &req, size_of::<PidmapReq>(), source);
         let info = ours!(PidmapInfo:
             mask "mask" 8 false, supported_mask "supported_mask" 8 false,
-            pidfs_id "pidfs_id" 8 false, tid "tid" 4 true, tgid "tgid" 4 true,
-            ppid "ppid" 4 true, ruid "ruid" 4 false, euid "euid" 4 false,
+            pidfs_id "pidfs_id" 8 false, tid "tid" 4 false, tgid "tgid" 4 false,
+            ppid "ppid" 4 false, ruid "ruid" 4 false, euid "euid" 4 false,
             nice "nice" 4 true, priority "priority" 4 true,
             policy "policy" 4 false, num_threads "num_threads" 4 false,
             task_flags "task_flags" 4 false, utime "utime" 8 false,

@@ -38,10 +38,10 @@ impl TaskShape {
 /// A process's fields for its threads.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GroupRecord {
-    tgid: i32,
+    tgid: u32,
     /// The `PIDMAP_INFO_*` bits of [`GROUP_FIELDS`] the kernel filled.
     mask: u64,
-    ppid: i32,
+    ppid: u32,
     rss_pages: u64,
 }
 
@@ -72,7 +72,7 @@ impl GroupRecord {
 pub(super) fn find_group<'g>(
     groups: &'g [GroupRecord],
     last: &mut usize,
-    tgid: i32,
+    tgid: u32,
 ) -> Option<&'g GroupRecord> {
     if groups.get(*last).is_some_and(|g| g.tgid == tgid) {
         return groups.get(*last);
@@ -95,11 +95,11 @@ pub(super) fn merge(
     let mut settled = 0;
     for &i in pending {
         let tid = out[i].tid.as_raw();
-        if tid > r.tid {
+        if tid > r.tid() {
             break;
         }
         settled += 1;
-        if tid < r.tid {
+        if tid < r.tid() {
             gone.push(i);
             continue;
         }
@@ -127,7 +127,7 @@ mod tests {
     use super::*;
     use crate::pid::Pid;
 
-    fn record(tid: i32, tgid: i32, state: u8) -> sys::PidmapInfo {
+    fn record(tid: u32, tgid: u32, state: u8) -> sys::PidmapInfo {
         sys::PidmapInfo {
             mask: sys::PIDMAP_INFO_ID
                 | sys::PIDMAP_INFO_PPID
@@ -142,7 +142,7 @@ mod tests {
         }
     }
 
-    fn task(tid: i32) -> TaskInfo {
+    fn task(tid: u32) -> TaskInfo {
         TaskInfo::from_record(&record(tid, tid, b'S'), InfoFields::TGID)
     }
 

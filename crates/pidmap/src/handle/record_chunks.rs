@@ -63,10 +63,10 @@ impl Pidmap {
                 Err(errno) => return Ok(Err(errno)),
             };
             let records = &mut chunk[..n];
-            check_ascending(records.iter().map(|r| r.tid), start)?;
+            check_ascending(records.iter().map(sys::PidmapInfo::tid), start)?;
             let next = records
                 .last()
-                .map(|r| (u64::try_from(r.tid), r.tid.checked_add(1)));
+                .map(|r| (u64::try_from(r.tid()), r.tid().checked_add(1)));
             take(records)?;
             taken += n;
             // A short count is the end, but for a target that went away
