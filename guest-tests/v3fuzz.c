@@ -162,6 +162,12 @@ static int chance(unsigned int pct) { return below(100) < pct; }
 static int as_nobody;
 static pid_t self_pid, init_pid = 1;
 static int fd_self, fd_thread, fd_child, fd_zombie, fd_reaped, fd_init;
+/*
+ * Fds for PIDMAP_VIEW_PIDNS and FDMAP_VIEW_PIDNS: our own pid namespace,
+ * a network namespace, an O_PATH one, a closed fd, a procfs root.
+ */
+#define PIDNS_FDS 5
+static int pidns_fds[PIDNS_FDS];
 static int fd_closed, fd_pipe, fd_procfs_file;
 static int vfd[V_NR];
 static int have_proc2, have_proc3;
@@ -346,6 +352,13 @@ static void setup(void)
 	vfd[V_CLOSED] = fd_closed;
 	vfd[V_NEG] = -1;
 	vfd[V_ZERO] = 0;
+	pidns_fds[0] = open("/proc/self/ns/pid", O_RDONLY);
+	pidns_fds[1] = open("/proc/self/ns/net", O_RDONLY);
+	pidns_fds[2] = open("/proc/self/ns/pid", O_PATH);
+	pidns_fds[3] = fd_closed;
+	pidns_fds[4] = vfd[V_PROC];
+	if (pidns_fds[0] < 0 || pidns_fds[1] < 0 || pidns_fds[2] < 0)
+		die("open /proc/self/ns fds");
 	if (vfd[V_PROC] < 0 || vfd[V_OPATH] < 0 || vfd[V_NONROOT] < 0 ||
 	    fd_procfs_file < 0 || vfd[V_SLASH] < 0)
 		die("open /proc fds");
@@ -415,13 +428,14 @@ static void violation(const struct call *c, long r, int e, const char *fmt, ...)
 	       c->flags, c->nr, buf_names[c->buf], c->room, req_names[c->req], c->size,
 	       tgt_names[c->tgt], view_names[c->view]);
 	if (c->kind == K_FDMAP)
-		printf("  fdmap_req{pidfd=%d first_fd=%u view=%#x procfs_fd=%d reserved=%u}\n",
-		       c->fr.pidfd, c->fr.first_fd, c->fr.view, c->fr.procfs_fd, c->fr.__reserved);
+		printf("  fdmap_req{pidfd=%d first_fd=%u view=%#x procfs_fd=%d pidns_fd=%d}\n",
+		       c->fr.pidfd, c->fr.first_fd, c->fr.view, c->fr.procfs_fd, c->fr.pidns_fd);
 	else
-		printf("  pidmap_req{scope=%u last_id=%llu pidfd=%d procfs_fd=%d filter=%#x info_size=%u info_mask=%#llx}\n",
+		printf("  pidmap_req{scope=%u last_id=%llu pidfd=%d procfs_fd=%d filter=%#x info_size=%u info_mask=%#llx pidns_fd=%d reserved=%u}\n",
 		       c->pr.scope, (unsigned long long)c->pr.last_id, c->pr.pidfd,
 		       c->pr.procfs_fd, c->pr.filter, c->pr.info_size,
-		       (unsigned long long)c->pr.info_mask);
+		       (unsigned long long)c->pr.info_mask, c->pr.pidns_fd,
+		       c->pr.__reserved);
 	fflush(stdout);
 }
 
@@ -462,6 +476,28 @@ static enum view pick_view(void)
 }
 
 /* The errno of the view stage, 0 if the view is good. */
+/*
+ * What proc_pid_view_pidns() says of @fd: EBADF if it is not open (or
+ * O_PATH), EINVAL unless it is a pid namespace the caller may name: here
+ * only our own is (a child namespace has no fd in this program).
+ */
+static int pidns_errno(int fd)
+{
+	struct stat st, own;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fl & O_PATH)
+		return EBADF;
+	if (fstat(fd, &st) || fstat(pidns_fds[0], &own))
+		return EINVAL;
+	return st.st_dev == own.st_dev && st.st_ino == own.st_ino ? 0 : EINVAL;
+}
+
+static int pick_pidns_fd(void)
+{
+	return chance(50) ? pidns_fds[0] : pidns_fds[below(PIDNS_FDS)];
+}
+
 static int view_errno(enum view v)
 {
 	switch (v) {
@@ -675,9 +711,15 @@ static void oracle_pidmap(struct call *c)
 	if (c->want_err)
 		return;
 	if (q->scope > PIDMAP_SCOPE_CHILDREN ||
-	    (q->filter & ~(PIDMAP_FILTER_NO_KTHREADS | PIDMAP_VIEW_PROCFS)))
+	    (q->filter & ~(PIDMAP_FILTER_NO_KTHREADS | PIDMAP_VIEW_PROCFS |
+			   PIDMAP_VIEW_PIDNS)))
+		goto einval;
+	if ((q->filter & PIDMAP_VIEW_PROCFS && q->filter & PIDMAP_VIEW_PIDNS) ||
+	    q->__reserved)
 		goto einval;
 	if (q->procfs_fd && !(q->filter & PIDMAP_VIEW_PROCFS))
+		goto einval;
+	if (q->pidns_fd && !(q->filter & PIDMAP_VIEW_PIDNS))
 		goto einval;
 	if (q->pidfd && q->scope <= PIDMAP_SCOPE_TASKS)
 		goto einval;
@@ -700,6 +742,13 @@ static void oracle_pidmap(struct call *c)
 	}
 	if (q->filter & PIDMAP_VIEW_PROCFS) {
 		e = view_errno(c->view);
+		if (e) {
+			c->want_err = e;
+			return;
+		}
+	}
+	if (q->filter & PIDMAP_VIEW_PIDNS) {
+		e = pidns_errno(q->pidns_fd);
 		if (e) {
 			c->want_err = e;
 			return;
@@ -754,12 +803,22 @@ static void oracle_fdmap(struct call *c)
 	c->want_err = oracle_opening(c, FDMAP_REQ_SIZE_VER0);
 	if (c->want_err)
 		return;
-	if (q->__reserved || (q->view & ~FDMAP_VIEW_PROCFS))
+	if (q->view & ~(FDMAP_VIEW_PROCFS | FDMAP_VIEW_PIDNS) ||
+	    q->view == (FDMAP_VIEW_PROCFS | FDMAP_VIEW_PIDNS))
 		goto einval;
 	if (q->procfs_fd && !(q->view & FDMAP_VIEW_PROCFS))
 		goto einval;
+	if (q->pidns_fd && !(q->view & FDMAP_VIEW_PIDNS))
+		goto einval;
 	if (q->view & FDMAP_VIEW_PROCFS) {
 		e = view_errno(c->view);
+		if (e) {
+			c->want_err = e;
+			return;
+		}
+	}
+	if (q->view & FDMAP_VIEW_PIDNS) {
+		e = pidns_errno(q->pidns_fd);
 		if (e) {
 			c->want_err = e;
 			return;
@@ -807,8 +866,14 @@ static void build_pidmap(struct call *c)
 	else
 		q->scope = chance(50) ? 4 + below(10) : (uint32_t)rnd();
 	q->filter = below(4);
+	if (chance(8))
+		q->filter = (q->filter & ~PIDMAP_VIEW_PROCFS) | PIDMAP_VIEW_PIDNS;
 	if (chance(4))
 		q->filter |= (uint32_t)rnd() & ~3U;
+	if (q->filter & PIDMAP_VIEW_PIDNS || chance(10))
+		q->pidns_fd = pick_pidns_fd();
+	if (chance(20))
+		q->__reserved = 1 + below(1000);
 	if (q->filter & PIDMAP_VIEW_PROCFS || chance(3)) {
 		c->view = q->filter & PIDMAP_VIEW_PROCFS ? pick_view() : V_PROC;
 		if (c->view == V_NONE)
@@ -874,7 +939,7 @@ static void build_fdmap(struct call *c)
 	case 6: q->first_fd = chance(50) ? INT32_MAX : UINT32_MAX; break;
 	default: q->first_fd = below(1100); break;
 	}
-	q->view = chance(50) ? FDMAP_VIEW_PROCFS : 0;
+	q->view = chance(50) ? FDMAP_VIEW_PROCFS : chance(20) ? FDMAP_VIEW_PIDNS : 0;
 	if (chance(4))
 		q->view |= (uint32_t)rnd() & ~1U;
 	if (q->view & FDMAP_VIEW_PROCFS || chance(3)) {
@@ -885,8 +950,8 @@ static void build_fdmap(struct call *c)
 	} else {
 		c->view = V_NONE;
 	}
-	if (chance(3))
-		q->__reserved = 1 + (uint32_t)(rnd() % UINT32_MAX);
+	if (q->view & FDMAP_VIEW_PIDNS || chance(3))
+		q->pidns_fd = pick_pidns_fd();
 	c->elem = 4;
 }
 

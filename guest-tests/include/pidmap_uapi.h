@@ -75,6 +75,7 @@
 
 #define PIDMAP_FILTER_NO_KTHREADS	(1U << 0)
 #define PIDMAP_VIEW_PROCFS		(1U << 1)
+#define PIDMAP_VIEW_PIDNS		(1U << 2)
 
 struct pidmap_req {
 	__u32 size;
@@ -85,8 +86,10 @@ struct pidmap_req {
 	__u32 filter;
 	__u32 info_size;
 	__u64 info_mask;
+	__s32 pidns_fd;
+	__u32 __reserved;
 };
-#define PIDMAP_REQ_SIZE_VER0	40
+#define PIDMAP_REQ_SIZE_VER0	48
 
 #define PIDMAP_INFO_ID		(1ULL << 0)
 #define PIDMAP_INFO_PPID	(1ULL << 1)
@@ -133,6 +136,7 @@ struct pidmap_info {
 
 #ifndef FDMAP_REQ_SIZE_VER0
 #define FDMAP_VIEW_PROCFS	(1U << 0)
+#define FDMAP_VIEW_PIDNS	(1U << 1)
 
 struct fdmap_req {
 	__u32 size;
@@ -140,7 +144,7 @@ struct fdmap_req {
 	__u32 first_fd;
 	__u32 view;
 	__s32 procfs_fd;
-	__u32 __reserved;
+	__s32 pidns_fd;
 };
 #define FDMAP_REQ_SIZE_VER0	24
 #endif

@@ -53,11 +53,12 @@
 
 _Static_assert(sizeof(void *) == 4, "compat32 must be built 32-bit");
 _Static_assert(sizeof(struct pidmap_info) == 168, "pidmap_info is 168 bytes on i386");
-_Static_assert(sizeof(struct pidmap_req) == 40, "pidmap_req is 40 bytes on i386");
+_Static_assert(sizeof(struct pidmap_req) == 48, "pidmap_req is 48 bytes on i386");
 _Static_assert(sizeof(struct fdmap_req) == 24, "fdmap_req is 24 bytes on i386");
 /* The 64-bit offsets: every __u64 is 8-aligned in the struct itself. */
 _Static_assert(offsetof(struct pidmap_req, last_id) == 8, "last_id offset");
 _Static_assert(offsetof(struct pidmap_req, info_mask) == 32, "info_mask offset");
+_Static_assert(offsetof(struct pidmap_req, pidns_fd) == 40, "pidns_fd offset");
 _Static_assert(offsetof(struct pidmap_info, utime) == 64, "utime offset");
 _Static_assert(offsetof(struct pidmap_info, state) == 96, "state offset");
 
@@ -413,9 +414,9 @@ static void errno_rows(pid_t root_child)
 	fr->size = sizeof(*fr);
 	fr->pidfd = PIDFD_SELF_THREAD_GROUP;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0x80000000u));
-	fr->__reserved = 1;
+	fr->pidns_fd = 1;	/* without FDMAP_VIEW_PIDNS */
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
-	fr->__reserved = 0;
+	fr->pidns_fd = 0;
 	fr->view = 1u << 4;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
 	fr->view = 0;

@@ -13,6 +13,7 @@
 /* struct pidmap_req.filter bits */
 #define PIDMAP_FILTER_NO_KTHREADS	(1U << 0) /* leave kernel threads out */
 #define PIDMAP_VIEW_PROCFS		(1U << 1) /* procfs_fd is the view */
+#define PIDMAP_VIEW_PIDNS		(1U << 2) /* pidns_fd is the view */
 
 /**
  * struct pidmap_req - the request of pidmap(2)
@@ -24,11 +25,15 @@
  * @procfs_fd: with PIDMAP_VIEW_PROCFS, an fd opened on the root of a
  *	procfs mount: its pid namespace and hidepid=/gid= are the view;
  *	else 0
- * @filter: PIDMAP_FILTER_* and PIDMAP_VIEW_PROCFS bits
+ * @filter: PIDMAP_FILTER_* bits, and at most one PIDMAP_VIEW_* bit
  * @info_size: pidmap_info(2): sizeof(struct pidmap_info) as the caller
  *	was built; pidmap(2): 0
  * @info_mask: pidmap_info(2): the PIDMAP_INFO_* fields wanted;
  *	pidmap(2): 0
+ * @pidns_fd: with PIDMAP_VIEW_PIDNS, an fd of a pid namespace
+ *	(/proc/PID/ns/pid), the caller's or a descendant of it: the default
+ *	view, in that namespace; else 0
+ * @__reserved: 0
  */
 struct pidmap_req {
 	__u32 size;
@@ -39,9 +44,11 @@ struct pidmap_req {
 	__u32 filter;
 	__u32 info_size;
 	__u64 info_mask;
+	__s32 pidns_fd;
+	__u32 __reserved;
 };
 
-#define PIDMAP_REQ_SIZE_VER0	40 /* sizeof first published struct */
+#define PIDMAP_REQ_SIZE_VER0	48 /* sizeof first published struct */
 
 /* struct pidmap_info.mask and pidmap_req.info_mask bits */
 #define PIDMAP_INFO_ID		(1ULL << 0)	/* tid, tgid, pidfs_id: always */

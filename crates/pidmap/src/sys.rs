@@ -233,6 +233,10 @@ pub(crate) struct PidmapReq {
     pub info_size: u32,
     /// pidmap_info(2): the `PIDMAP_INFO_*` fields wanted; pidmap(2): 0.
     pub info_mask: u64,
+    /// With `PIDMAP_VIEW_PIDNS`: a pid namespace fd; else 0 (the crate
+    /// never names one).
+    pub pidns_fd: i32,
+    pub reserved: u32,
 }
 
 /// `struct pidmap_info`, `PIDMAP_INFO_SIZE_VER0`: one task record.
@@ -326,17 +330,19 @@ pub(crate) struct FdmapReq {
     pub view: u32,
     /// With `FDMAP_VIEW_PROCFS`: the procfs root fd; else 0.
     pub procfs_fd: i32,
-    pub reserved: u32,
+    /// With `FDMAP_VIEW_PIDNS`: a pid namespace fd; else 0 (the crate
+    /// never names one).
+    pub pidns_fd: i32,
 }
 
-pub(crate) const PIDMAP_REQ_SIZE_VER0: u32 = 40;
+pub(crate) const PIDMAP_REQ_SIZE_VER0: u32 = 48;
 pub(crate) const FDMAP_REQ_SIZE_VER0: u32 = 24;
 pub(crate) const PIDMAP_INFO_SIZE_VER0: u32 = 168;
 
 // The structs this crate was built with: each one's first version.
 const _: () = assert!(
-    size_of::<PidmapReq>() == 40
-        && PIDMAP_REQ_SIZE_VER0 == 40
+    size_of::<PidmapReq>() == 48
+        && PIDMAP_REQ_SIZE_VER0 == 48
         && size_of::<FdmapReq>() == 24
         && FDMAP_REQ_SIZE_VER0 == 24
         && size_of::<PidmapInfo>() == 168
@@ -386,7 +392,6 @@ pub(crate) fn list_ids(req: &PidmapReq, ids: &mut [u32]) -> Result<u64, i32> {
 pub(crate) fn list_fds(req: &FdmapReq, fds: &mut [i32]) -> Result<u64, i32> {
     let req = FdmapReq {
         size: req_size::<FdmapReq>(),
-        reserved: 0,
         ..*req
     };
     let Some(numbers) = enabled_numbers() else {
@@ -701,7 +706,9 @@ mod tests {
             "{source}: no v3 uapi header found (struct pidmap_req or pidmap_info missing)"
         );
         let d = defines(header);
-        let want: [(&str, u64); 24] = [
+        // PIDMAP_VIEW_PIDNS is the kernel's: the crate never names a pid
+        // namespace, so it has no constant of its own.
+        let want: [(&str, u64); 25] = [
             ("PIDMAP_SCOPE_PROCS", PIDMAP_SCOPE_PROCS.into()),
             ("PIDMAP_SCOPE_TASKS", PIDMAP_SCOPE_TASKS.into()),
             ("PIDMAP_SCOPE_THREADS", PIDMAP_SCOPE_THREADS.into()),
@@ -711,6 +718,7 @@ mod tests {
                 PIDMAP_FILTER_NO_KTHREADS.into(),
             ),
             ("PIDMAP_VIEW_PROCFS", PIDMAP_VIEW_PROCFS.into()),
+            ("PIDMAP_VIEW_PIDNS", 1 << 2),
             ("PIDMAP_REQ_SIZE_VER0", PIDMAP_REQ_SIZE_VER0.into()),
             ("PIDMAP_INFO_SIZE_VER0", PIDMAP_INFO_SIZE_VER0.into()),
             ("PIDMAP_INFO_ID", PIDMAP_INFO_ID),
@@ -753,7 +761,8 @@ mod tests {
             size "size" 4 false, scope "scope" 4 false, last_id "last_id" 8 false,
             pidfd "pidfd" 4 true, procfs_fd "procfs_fd" 4 true,
             filter "filter" 4 false, info_size "info_size" 4 false,
-            info_mask "info_mask" 8 false,
+            info_mask "info_mask" 8 false, pidns_fd "pidns_fd" 4 true,
+            reserved "__reserved" 4 false,
         );
         same_layout(header, "pidmap_req", &req, size_of::<PidmapReq>(), source);
         let info = ours!(PidmapInfo:
@@ -792,15 +801,17 @@ mod tests {
             "{source}: no fdmap uapi header found"
         );
         let d = defines(header);
-        let want: [(&str, u64); 2] = [
+        // FDMAP_VIEW_PIDNS, as PIDMAP_VIEW_PIDNS: the kernel's alone.
+        let want: [(&str, u64); 3] = [
             ("FDMAP_VIEW_PROCFS", FDMAP_VIEW_PROCFS.into()),
+            ("FDMAP_VIEW_PIDNS", 1 << 1),
             ("FDMAP_REQ_SIZE_VER0", FDMAP_REQ_SIZE_VER0.into()),
         ];
         same_defines(&d, &want, source);
         let fdreq = ours!(FdmapReq:
             size "size" 4 false, pidfd "pidfd" 4 true, first_fd "first_fd" 4 false,
             view "view" 4 false, procfs_fd "procfs_fd" 4 true,
-            reserved "__reserved" 4 false,
+            pidns_fd "pidns_fd" 4 true,
         );
         same_layout(header, "fdmap_req", &fdreq, size_of::<FdmapReq>(), source);
         assert_eq!(u64::from(req_size::<FdmapReq>()), d["FDMAP_REQ_SIZE_VER0"]);

@@ -244,7 +244,7 @@ fn iterator_batches_across_syscalls() {
     assert!(parked.tids.iter().all(|t| got.binary_search(t).is_ok()));
 }
 
-/// `struct pidmap_req` (v3, 40 bytes), written out here from the uapi
+/// `struct pidmap_req` (v4, 48 bytes), written out here from the uapi
 /// header rather than taken from the crate.
 #[derive(Clone, Copy, Default)]
 struct Req {
@@ -256,6 +256,8 @@ struct Req {
     filter: u32,
     info_size: u32,
     info_mask: u64,
+    pidns_fd: i32,
+    reserved: u32,
 }
 
 impl Req {
@@ -269,12 +271,14 @@ impl Req {
             &self.filter.to_ne_bytes(),
             &self.info_size.to_ne_bytes(),
             &self.info_mask.to_ne_bytes(),
+            &self.pidns_fd.to_ne_bytes(),
+            &self.reserved.to_ne_bytes(),
         ]
         .concat()
     }
 }
 
-/// `struct fdmap_req` (v3, 24 bytes).
+/// `struct fdmap_req` (v4, 24 bytes).
 #[derive(Clone, Copy, Default)]
 struct FdReq {
     size: u32,
@@ -282,7 +286,7 @@ struct FdReq {
     first_fd: u32,
     view: u32,
     procfs_fd: i32,
-    reserved: u32,
+    pidns_fd: i32,
 }
 
 impl FdReq {
@@ -293,7 +297,7 @@ impl FdReq {
             self.first_fd.to_ne_bytes(),
             self.view.to_ne_bytes(),
             self.procfs_fd.to_ne_bytes(),
-            self.reserved.to_ne_bytes(),
+            self.pidns_fd.to_ne_bytes(),
         ]
         .concat()
     }
@@ -392,7 +396,7 @@ fn raw_v3_abi_errors() {
     }
     let mut b = [0u32; 8];
     let ok = Req {
-        size: 40,
+        size: 48,
         scope: SCOPE_PROCS,
         ..Req::default()
     };
@@ -487,16 +491,16 @@ fn raw_v3_abi_errors() {
         Some(libc::EINVAL),
         "info_mask for pidmap(2)"
     );
-    // A longer struct than the kernel's 40 bytes: zero tail accepted,
+    // A longer struct than the kernel's 48 bytes: zero tail accepted,
     // non-zero tail E2BIG.
     let mut long = ok.bytes();
-    long[0..4].copy_from_slice(&48u32.to_ne_bytes());
+    long[0..4].copy_from_slice(&56u32.to_ne_bytes());
     long.extend_from_slice(&[0; 8]);
     assert!(
         raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0).is_ok(),
         "zero tail"
     );
-    long[44] = 1;
+    long[52] = 1;
     assert_eq!(
         e(raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0)),
         Some(libc::E2BIG),
@@ -610,8 +614,8 @@ fn raw_v3_abi_errors() {
         Some(libc::ESRCH),
         "reaped"
     );
-    // fdmap: __reserved must be 0, unknown view bits and a stray
-    // procfs_fd are EINVAL, a non-pidfd EBADF.
+    // fdmap: a stray pidns_fd, unknown view bits and a stray procfs_fd
+    // are EINVAL, a non-pidfd EBADF.
     let fok = FdReq {
         size: 24,
         pidfd: SELF_THREAD_GROUP,
@@ -619,12 +623,12 @@ fn raw_v3_abi_errors() {
     };
     let mut fds = [0i32; 8];
     assert_eq!(
-        e(fdmap_raw(FdReq { reserved: 1, ..fok }, &mut fds)),
+        e(fdmap_raw(FdReq { pidns_fd: 1, ..fok }, &mut fds)),
         Some(libc::EINVAL),
-        "__reserved"
+        "pidns_fd without FDMAP_VIEW_PIDNS"
     );
     assert_eq!(
-        e(fdmap_raw(FdReq { view: 2, ..fok }, &mut fds)),
+        e(fdmap_raw(FdReq { view: 4, ..fok }, &mut fds)),
         Some(libc::EINVAL),
         "view bit"
     );
@@ -682,7 +686,7 @@ fn raw_v3_cursor_and_records() {
     }
     let parked = ParkedThreads::spawn(4);
     let threads = Req {
-        size: 40,
+        size: 48,
         scope: SCOPE_THREADS,
         pidfd: SELF_THREAD_GROUP,
         ..Req::default()

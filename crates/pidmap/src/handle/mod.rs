@@ -434,7 +434,7 @@ impl Pidmap {
                     first_fd: start,
                     view: if view { sys::FDMAP_VIEW_PROCFS } else { 0 },
                     procfs_fd,
-                    reserved: 0,
+                    pidns_fd: 0,
                 };
                 sys::list_fds(&req, buf)
             }
