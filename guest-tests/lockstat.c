@@ -151,18 +151,6 @@ static double read_hold_max(double *acq)
 	return v;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -245,7 +233,7 @@ int main(void)
 		pt_err("the debug kernel has no /proc/lock_stat (CONFIG_LOCK_STAT)");
 		return KSFT_FAIL;
 	}
-	if (have_lockstat && write_str("/proc/sys/kernel/lock_stat", "1"))
+	if (have_lockstat && pt_write_file("/proc/sys/kernel/lock_stat", "1"))
 		pt_die("enable lock_stat");
 	/* Orphaned children come back to us, to be reaped at the end. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(ready))
@@ -290,17 +278,17 @@ int main(void)
 
 		/* 1. Lock hold: big, small, idle, each from a reset. */
 		if (have_lockstat) {
-			write_str("/proc/lock_stat", "0");
+			pt_write_file("/proc/lock_stat", "0");
 			t0 = pt_now();
 			list_children(big_fd);
 			list_children(big_fd);
 			list_secs = pt_now() - t0;
 			hold_big[t] = read_hold_max(&acq_big[t]);
-			write_str("/proc/lock_stat", "0");
+			pt_write_file("/proc/lock_stat", "0");
 			for (end = pt_now() + list_secs; pt_now() < end;)
 				list_children(small_fd);
 			hold_small[t] = read_hold_max(&acq_small[t]);
-			write_str("/proc/lock_stat", "0");
+			pt_write_file("/proc/lock_stat", "0");
 			usleep((useconds_t)(list_secs * 1e6));
 			hold_idle[t] = read_hold_max(&acq_idle[t]);
 		} else {

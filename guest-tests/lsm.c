@@ -59,18 +59,6 @@ static unsigned long checks, failures;
 
 #define CHECK(ok, ...) pt_check(&checks, &failures, (ok), __VA_ARGS__)
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
-
 static int read_file(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -88,7 +76,7 @@ static int read_file(const char *path, char *buf, size_t size)
 
 static void set_label(const char *label)
 {
-	if (write_file("/proc/self/attr/smack/current", label))
+	if (pt_write_file("/proc/self/attr/smack/current", label))
 		pt_die("setting the Smack label %s: %s", label, strerror(errno));
 }
 
@@ -167,7 +155,7 @@ static long all_records(__u32 scope, int view_fd, struct pidmap_info *recs, size
 static const struct pidmap_info *find(const struct pidmap_info *recs, long n, pid_t tid)
 {
 	for (long i = 0; i < n; i++)
-		if (recs[i].tid == tid)
+		if ((pid_t)recs[i].tid == tid)
 			return &recs[i];
 	return NULL;
 }
@@ -199,7 +187,7 @@ static void records_match_proc(const char *what, __u32 scope, int view_fd, pid_t
 				sscanf(close + 2, "%*c %d", &ppid);
 			}
 		}
-		CHECK(strcmp(r->comm, comm) == 0 && r->ppid == ppid && r->euid == 65534,
+		CHECK(strcmp(r->comm, comm) == 0 && (pid_t)r->ppid == ppid && r->euid == 65534,
 		      "%s: floor record comm %s ppid %d euid %u, stat says %s %d", what, r->comm,
 		      r->ppid, r->euid, comm, ppid);
 	}
@@ -320,7 +308,7 @@ static void load_selinux_policy(void)
 		pt_die("loading the SELinux policy: %s", strerror(errno));
 	close(out);
 	free(policy);
-	if (write_file("/sys/fs/selinux/enforce", "1") ||
+	if (pt_write_file("/sys/fs/selinux/enforce", "1") ||
 	    read_file("/sys/fs/selinux/enforce", enforce, sizeof(enforce)) || enforce[0] != '1')
 		pt_die("SELinux does not enforce (enforce: \"%s\")", enforce);
 }
@@ -339,7 +327,7 @@ static pid_t spawn_selinux_target(const char *context)
 		pt_die("fork");
 	if (pid == 0) {
 		close(ready[0]);
-		if (context && write_file("/proc/self/attr/current", context))
+		if (context && pt_write_file("/proc/self/attr/current", context))
 			pt_die("entering %s: %s", context, strerror(errno));
 		become_nobody();
 		if (write(ready[1], "r", 1) != 1)
@@ -444,8 +432,8 @@ int main(void)
 	} else {
 		mkdir("/sys/fs/smackfs", 0755);
 		mount("smackfs", "/sys/fs/smackfs", "smackfs", 0, NULL);
-		if (write_file("/sys/fs/smackfs/load2", "Reader _ rwxa") ||
-		    write_file("/sys/fs/smackfs/load2", "Secret _ rwxa"))
+		if (pt_write_file("/sys/fs/smackfs/load2", "Reader _ rwxa") ||
+		    pt_write_file("/sys/fs/smackfs/load2", "Secret _ rwxa"))
 			pt_die("loading the Smack rules: %s", strerror(errno));
 		secret = spawn_target("Secret");
 		floor = spawn_target(NULL);

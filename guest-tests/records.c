@@ -220,7 +220,7 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 			bad |= 1ULL << 61;
 	if (strnlen(r->comm, sizeof(r->comm)) == sizeof(r->comm))
 		bad |= 1ULL << 61;
-	if (r->tgid != b->tgid || r->tgid != a->tgid)
+	if ((int)r->tgid != b->tgid || (int)r->tgid != a->tgid)
 		bad |= PIDMAP_INFO_ID;
 	if (r->start_time != b->start)
 		bad |= PIDMAP_INFO_START_TIME;
@@ -234,7 +234,7 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 	    !EITHER(r->priority, b->priority, a->priority) ||
 	    !EITHER(r->policy, (__u32)b->policy, (__u32)a->policy))
 		bad |= PIDMAP_INFO_SCHED;
-	if (!EITHER(r->ppid, b->ppid, a->ppid))
+	if (!EITHER((int)r->ppid, b->ppid, a->ppid))
 		bad |= PIDMAP_INFO_PPID;
 	if (!EITHER(r->state, b->state, a->state))
 		bad |= PIDMAP_INFO_STATE;
@@ -354,7 +354,7 @@ static int recheck(const char *what, __u32 scope, const char *mount, int tid, in
 	sh->calls++;
 	if (read_task(mount, tid, scope == PIDMAP_SCOPE_PROCS, &a))
 		return -1;
-	if (n != 1 || r.tid != tid)
+	if (n != 1 || (int)r.tid != tid)
 		return -1;
 	bad = mismatches(&r, &b, &a, 0);
 	if (bad && log)

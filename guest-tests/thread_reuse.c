@@ -201,7 +201,7 @@ static int ns_init_main(void)
 				pt_die("pidmap_info(THREADS of %d): %s", group,
 				       strerror(errno));
 			for (i = 0; i < n; i++) {
-				if (recs[i].tgid != group)
+				if ((pid_t)recs[i].tgid != group)
 					wrong_group++;
 				if (nseen < seen_max) {
 					seen[nseen].tid = recs[i].tid;

@@ -1041,12 +1041,12 @@ static void check_record(const struct call *c, long r, int i, const unsigned cha
 	    (in.task_flags & PIDMAP_TASK_KTHREAD))
 		violation(c, r, 0, "record %d: a kthread with NO_KTHREADS", i);
 	if (is_ours(in.tid) && c->pr.scope != PIDMAP_SCOPE_CHILDREN) {
-		const char *comm = in.tid == self_pid ||
+		const char *comm = (pid_t)in.tid == self_pid ||
 				   c->pr.scope == PIDMAP_SCOPE_PROCS ? "v3fuzz" : "v3fuzz-h";
 
-		if (in.tgid != self_pid)
+		if ((pid_t)in.tgid != self_pid)
 			violation(c, r, 0, "record %d: our tid %d, tgid %d", i, in.tid, in.tgid);
-		if ((m & PIDMAP_INFO_PPID) && in.ppid != getppid())
+		if ((m & PIDMAP_INFO_PPID) && (pid_t)in.ppid != getppid())
 			violation(c, r, 0, "record %d: our ppid %d", i, in.ppid);
 		if ((m & PIDMAP_INFO_CREDS) && (in.ruid != getuid() || in.euid != geteuid()))
 			violation(c, r, 0, "record %d: our uids %u %u", i, in.ruid, in.euid);

@@ -38,37 +38,12 @@
 #define TIMES 1000000L
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 
-static int write_str(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fputs(text, f) >= 0;
-	ok &= fclose(f) == 0;
-	return ok ? 0 : -EIO;
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static void set(const char *attr, const char *value)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), FAILSLAB "%s", attr);
-	if (write_str(path, value))
+	if (pt_write_file(path, value))
 		pt_die("%s <- %s: %s (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS?)", path,
 		       value, strerror(errno));
 }
@@ -82,7 +57,7 @@ static int forker(void)
 	long ok = 0, failed = 0, out_of_order = 0;
 	pid_t last = 1;
 
-	if (write_str("/proc/self/make-it-fail", "1"))
+	if (pt_write_file("/proc/self/make-it-fail", "1"))
 		pt_die("make-it-fail: %s", strerror(errno));
 	for (int i = 0; i < NFORKS; i++) {
 		pid_t pid = fork();
@@ -103,7 +78,7 @@ static int forker(void)
 		last = pid;
 		ok++;
 	}
-	write_str("/proc/self/make-it-fail", "0");
+	pt_write_file("/proc/self/make-it-fail", "0");
 	printf("failslab: forks=%ld failed=%ld out_of_order=%ld last_pid=%d\n", ok, failed,
 	       out_of_order, last);
 	return out_of_order == 0 && ok >= NFORKS / 2 ? 0 : 1;
@@ -150,7 +125,7 @@ int main(void)
 	}
 	if (waitpid(outer, &status, 0) != outer)
 		pt_die("waitpid");
-	left = read_long(FAILSLAB "times");
+	left = pt_read_long(FAILSLAB "times");
 	set("probability", "0");
 	injected = left >= 0 ? TIMES - left : -1;
 

@@ -227,6 +227,42 @@ static inline int pt_env_int(const char *name, int def)
 }
 
 /* ------------------------------------------------------------------ */
+/* Small files (sysfs, debugfs, /proc/sys, selinuxfs)                  */
+/* ------------------------------------------------------------------ */
+
+/* Write @text to @path in one write(2): 0, -errno, or -EIO if short. */
+static inline int pt_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* The decimal number that @path starts with, or -1. */
+static inline long pt_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
 /* Integer sets (sorted int arrays)                                    */
 /* ------------------------------------------------------------------ */
 

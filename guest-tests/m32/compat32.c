@@ -290,8 +290,9 @@ static void info_records(void)
 		      self.supported_mask == (PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK),
 		      "own record: mask %#llx supported %#llx", (unsigned long long)self.mask,
 		      (unsigned long long)self.supported_mask);
-		check(self.tid == getpid() && self.tgid == getpid() && self.ppid == f[4] &&
-		      self.ppid == getppid(), "own record: tid %d tgid %d ppid %d (stat %lld)",
+		check((pid_t)self.tid == getpid() && (pid_t)self.tgid == getpid() &&
+		      self.ppid == f[4] && (pid_t)self.ppid == getppid(),
+		      "own record: tid %u tgid %u ppid %u (stat %lld)",
 		      self.tid, self.tgid, self.ppid, f[4]);
 		check(self.pidfs_id == (__u64)st.st_ino, "own record: pidfs_id %llu, pidfd inode %llu",
 		      (unsigned long long)self.pidfs_id, (unsigned long long)st.st_ino);
@@ -332,8 +333,8 @@ static void info_records(void)
 			     200, PIDMAP_INFO_PPID);
 	for (i = 168; i < 200 && !end[-200 + (long)i]; i++)
 		;
-	check(r == 1 && i == 200 && ((struct pidmap_info *)(end - 200))->tgid == getpid() &&
-	      ((struct pidmap_info *)(end - 200))->ppid == getppid(),
+	check(r == 1 && i == 200 && (pid_t)((struct pidmap_info *)(end - 200))->tgid == getpid() &&
+	      (pid_t)((struct pidmap_info *)(end - 200))->ppid == getppid(),
 	      "a 200-byte record: %ld, tail zero up to byte %zu", r, i);
 	unguard(end, 0);
 	EXPECT_ERR(EINVAL, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, 1, 160,
