@@ -230,7 +230,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if args.instructions {
             println!(
                 "Guest clock: instructions ({}): 1 ns = 1 instruction.",
-                qemu::INSTRUCTION_CLOCK_SETUP
+                qemu::clock_setup(clock, clock.default_cpus())
             );
         } else {
             println!("Guest clock: time (TCG; boots differ, so read the range).");
