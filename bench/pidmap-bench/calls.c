@@ -114,10 +114,13 @@ long new_grouped(void *unused)
 }
 
 /*
- * One full fdmap(2) enumeration of our own table (PIDFD_SELF_THREAD_GROUP)
- * through our /proc's view, each call from the fd after the last one.
+ * One full fdmap(2) enumeration of @pidfd's table (PIDFD_SELF_THREAD_GROUP:
+ * our own) through our /proc's view into @buf (IDBUF_CAP fds), each call
+ * from the fd after the last one.  Returns the number of fds; a target
+ * that exits meanwhile ends its listing (ESRCH); -1 (EACCES) for another
+ * process's table that we may not read.
  */
-static long fdmap_all(struct cost *c)
+long fdmap_all(int pidfd, int *buf, struct cost *c)
 {
 	__u32 first_fd = 0;
 	long total = 0;
@@ -127,24 +130,28 @@ static long fdmap_all(struct cost *c)
 
 		if (total == IDBUF_CAP)
 			die("fdmap: more than %u fds", IDBUF_CAP);
-		r = fdmap_list(PIDFD_SELF_THREAD_GROUP, proc_fd, first_fd, fdbuf + total,
-			       IDBUF_CAP - total);
-		count_call(c, r, sizeof(*fdbuf));
-		if (r < 0)
+		r = fdmap_list(pidfd, proc_fd, first_fd, buf + total, IDBUF_CAP - total);
+		count_call(c, r, sizeof(*buf));
+		if (r < 0) {
+			if (errno == ESRCH && pidfd != PIDFD_SELF_THREAD_GROUP)
+				return total;	/* the target exited meanwhile */
+			if (errno == EACCES && pidfd != PIDFD_SELF_THREAD_GROUP)
+				return -1;
 			die("fdmap(first_fd %u): %m", first_fd);
+		}
 		if (r > (long)(IDBUF_CAP - total))
 			die("fdmap returned %ld > nr %ld", r, (long)(IDBUF_CAP - total));
 		if (r == 0)
 			return total;
 		total += r;
-		first_fd = (__u32)fdbuf[total - 1] + 1;
+		first_fd = (__u32)buf[total - 1] + 1;
 	}
 }
 
 long new_fds(void *unused)
 {
 	(void)unused;
-	return fdmap_all(NULL);
+	return fdmap_all(PIDFD_SELF_THREAD_GROUP, fdbuf, NULL);
 }
 
 long pass_new_all_tasks(struct cost *c, struct idlist *ids)
@@ -170,7 +177,7 @@ long pass_grouped(struct cost *c, struct idlist *ids)
 
 long pass_new_fds(struct cost *c, struct idlist *ids)
 {
-	long n = fdmap_all(c);
+	long n = fdmap_all(PIDFD_SELF_THREAD_GROUP, fdbuf, c);
 
 	idlist_append(ids, fdbuf, n);
 	return n;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-/* pidmap-bench: the options, the probes' answers and the messages. */
+/* pidmap-bench: the options, the probes' answers, the messages, append(). */
 #include "common.h"
 
 struct options opt;
@@ -42,4 +42,16 @@ bool want_case(const char *name)
 		if (!strncmp(name, opt.only[i], strlen(opt.only[i])))
 			return true;
 	return false;
+}
+
+void append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len >= size - 1)
+		die("append: JSON buffer full");
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
 }

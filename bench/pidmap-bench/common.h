@@ -3,7 +3,7 @@
  * pidmap-bench: what its files share.  main.c says what the program does;
  * the files are its parts:
  *
- *   common.c      the options, the probes' answers, die(), note()
+ *   common.c      the options, the probes' answers, die(), note(), append()
  *   walk.c        the /proc side of the listings: timed walks, counted passes
  *   calls.c       the side of the series: pidmap(2) and fdmap(2) listings
  *   timing.c      the interleaved rounds and their medians
@@ -12,6 +12,7 @@
  *   listing.c     the listing cases: fds_*, tasks_*, procs_only_10k
  *   refresh*.c    the refresh cases (refresh.h)
  *   scale.c       tgid_scale_100k_threads
+ *   lsof.c        lsof_1000x16: every fd of every process with its target
  *
  * The helpers of the timed loops are inline here, so that each walk
  * compiles as it did when the bench was one file.
@@ -112,6 +113,8 @@ void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Whether --case selects @name (no --case: every case). */
 bool want_case(const char *name);
+/* Append printf(@fmt) to @buf of @size, which holds a string. */
+void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline uint64_t now_ns(void)
 {
@@ -251,6 +254,7 @@ long pass_new_all_tasks(struct cost *c, struct idlist *ids);
 long pass_new_procs(struct cost *c, struct idlist *ids);
 long pass_grouped(struct cost *c, struct idlist *ids);
 long pass_new_fds(struct cost *c, struct idlist *ids);
+long fdmap_all(int pidfd, int *buf, struct cost *c);
 
 /* ---- timing.c ---- */
 
@@ -274,7 +278,7 @@ struct result {
 	char name[48];
 	double base_ns, new_ns;		/* new_ns < 0: not available */
 	double ratio;			/* < 0: not available */
-	double target;
+	double target;			/* NO_TARGET: reported, not judged */
 	bool lower_better;		/* tgid_scale: ratio = loaded / idle */
 	long entries;			/* ids in one enumeration */
 	long base_sys, base_bytes, new_sys, new_bytes;
@@ -283,6 +287,9 @@ struct result {
 	long base_iters, new_iters;
 	char extra[2048];		/* extra JSON members, "" or ", ..." */
 };
+
+/* The target of a case with no bar. */
+#define NO_TARGET (-1.0)
 
 enum listing { LIST_TASKS, LIST_PROCS, LIST_FDS };
 
@@ -311,6 +318,8 @@ void restore_sysctls(void);
 void make_room(long ntasks);
 void pop_kill(struct pop *p);
 void spawn_procs(struct pop *p, long nprocs, int threads);
+void spawn_procs_with(struct pop *p, long nprocs, int threads,
+		      void (*child_init)(long index, int report_fd));
 void spawn_about(struct pop *p, long want_tasks, long want_procs);
 
 /* ---- The cases ---- */
@@ -324,5 +333,7 @@ void case_tasks_many(const char *name, int threads, double target);
 void case_refresh(void);
 /* scale.c */
 void case_tgid_scale(void);
+/* lsof.c */
+void case_lsof(void);
 
 #endif

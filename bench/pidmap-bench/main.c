@@ -83,7 +83,8 @@ static void usage(int status)
 		"                  also PIDMAP_BENCH_THREADS)\n"
 		"  --procs N       processes of procs_only_10k, tasks of tasks_all_10k\n"
 		"                  (N/10 processes x 10 threads), tasks_all_100x100 and\n"
-		"                  refresh_10k (N/100 processes x 100 threads; default 10000)\n"
+		"                  refresh_10k (N/100 processes x 100 threads; default 10000);\n"
+		"                  lsof_1000x16 spawns N/10 processes of 16 fds each\n"
 		"  --info-chunk N  records per pidmap_info(2) call (default 512, the crate's;\n"
 		"                  at most %d)\n"
 		"The refresh cases (refresh_250, refresh_10k) time a top-style refresh\n"
@@ -97,7 +98,12 @@ static void usage(int status)
 		"has pid, tgid, ppid, creds and the cgroup id but no comm, state, CPU\n"
 		"time, rss or start time, so that route still needs /proc for those: its\n"
 		"figure is a lower bound of the per-task cost.  An untimed pass of every\n"
-		"variant must give the walk's tids (and the fields each one has).\n",
+		"variant must give the walk's tids (and the fields each one has).\n"
+		"lsof_1000x16 lists every fd of every process with its target, as lsof\n"
+		"does: readdir /proc and each /proc/PID/fd, readlink of each\n"
+		"/proc/PID/fd/N, against pidmap + per process pidfd_open + fdmap +\n"
+		"the same readlinks + close; and both without the readlinks.  Both\n"
+		"must give the same (pid, fd, target).\n",
 		INFO_CHUNK_MAX);
 	exit(status);
 }
@@ -119,7 +125,7 @@ int main(int argc, char **argv)
 	static const char *cases[] = {
 		"fds_4", "fds_1000", "tasks_all_250", "tasks_grouped_250",
 		"procs_only_10k", "tasks_all_10k", "tasks_all_100x100",
-		"refresh_250", "refresh_10k",
+		"refresh_250", "refresh_10k", "lsof_1000x16",
 #ifdef PIDMAP_BENCH_BPF
 		"refresh_10k_1000x10",
 #endif
@@ -222,6 +228,7 @@ int main(int argc, char **argv)
 	case_tasks_many("tasks_all_10k", 10, 20);
 	case_tasks_many("tasks_all_100x100", 100, 20);
 	case_refresh();
+	case_lsof();
 	case_tgid_scale();
 
 	print_table();

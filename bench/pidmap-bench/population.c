@@ -124,10 +124,29 @@ static void child_setup(pid_t parent)
 }
 
 /*
- * Fork @nprocs children; each starts @threads - 1 pthreads (16 KiB stacks)
- * so that it has @threads tasks, reports on a pipe, and blocks.
+ * After every child reported: wait until each has closed its end of the
+ * report pipe too, so that no child's fd table changes after the spawn.
  */
-void spawn_procs(struct pop *p, long nprocs, int threads)
+static void wait_report_pipe_closed(int fd)
+{
+	char c;
+	ssize_t n;
+
+	while ((n = read(fd, &c, 1)) != 0)
+		if (n < 0 && errno != EINTR)
+			die("read of the report pipe: %m");
+		else if (n > 0)
+			die("a child reported twice");
+}
+
+/*
+ * Fork @nprocs children; each runs @child_init(its index, the fd of its
+ * end of the report pipe) unless NULL,
+ * starts @threads - 1 pthreads (16 KiB stacks) so that it has @threads
+ * tasks, reports on a pipe, closes it, and blocks.
+ */
+void spawn_procs_with(struct pop *p, long nprocs, int threads,
+		      void (*child_init)(long index, int report_fd))
 {
 	pid_t self = getpid();
 	uint64_t t0 = now_ns();
@@ -149,6 +168,8 @@ void spawn_procs(struct pop *p, long nprocs, int threads)
 
 			child_setup(self);
 			close(pfd[0]);
+			if (child_init)
+				child_init(i, pfd[1]);
 			if (pthread_attr_init(&attr) ||
 			    pthread_attr_setstacksize(&attr, 16384))
 				_exit(4);
@@ -177,9 +198,15 @@ void spawn_procs(struct pop *p, long nprocs, int threads)
 		if (c != 'k')
 			die("a child could not start its %d threads", threads - 1);
 	}
+	wait_report_pipe_closed(pfd[0]);
 	close(pfd[0]);
 	note("  spawned %ld processes x %d tasks in %.1f s\n", nprocs, threads,
 	     (double)(now_ns() - t0) / 1e9);
+}
+
+void spawn_procs(struct pop *p, long nprocs, int threads)
+{
+	spawn_procs_with(p, nprocs, threads, NULL);
 }
 
 /*

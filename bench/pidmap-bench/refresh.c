@@ -157,21 +157,6 @@ static long variant_syscalls(const struct refresh_run *run, int k, long walk_lis
 	return rf->calls + (by_readdir ? walk_listing : 0) + 3 * rf->stat_reads;
 }
 
-/* Append printf(@fmt) to @buf of @size, which holds a string. */
-static void append(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	va_list ap;
-
-	if (len >= size - 1)
-		die("append: JSON buffer full");
-	va_start(ap, fmt);
-	vsnprintf(buf + len, size - len, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * The JSON members of the variants besides the walk and the records
  * (theirs are the result's baseline and new): "<key>_ns", "<key>_ratio"

@@ -41,6 +41,7 @@ void print_table(void)
 	for (i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 		char nw[32] = "n/a", ra[32] = "n/a", sn[32] = "n/a", bn[32] = "n/a";
+		char tg[32] = "-";
 
 		if (r->new_ns >= 0) {
 			snprintf(nw, sizeof(nw), "%.0f", r->new_ns);
@@ -48,9 +49,11 @@ void print_table(void)
 			snprintf(sn, sizeof(sn), "%ld", r->new_sys);
 			snprintf(bn, sizeof(bn), "%ld", r->new_bytes);
 		}
-		note("%-32s %14.0f %14s %9s %3s%-5g %5s %8ld %9ld %9s %10ld %10s\n",
-		     r->name, r->base_ns, nw, ra, r->lower_better ? "<=" : ">=",
-		     r->target, r->ratio < 0 ? "n/a" : met(r) ? "yes" : "NO",
+		if (r->target >= 0)
+			snprintf(tg, sizeof(tg), "%s%g", r->lower_better ? "<=" : ">=", r->target);
+		note("%-32s %14.0f %14s %9s %8s %5s %8ld %9ld %9s %10ld %10s\n",
+		     r->name, r->base_ns, nw, ra, tg,
+		     r->ratio < 0 || r->target < 0 ? "n/a" : met(r) ? "yes" : "NO",
 		     r->entries, r->base_sys, sn, r->base_bytes, bn);
 	}
 }
@@ -68,9 +71,13 @@ void print_json(void)
 			printf("\"new_ns\": %.1f, \"ratio\": %.3f, ", r->new_ns, r->ratio);
 		else
 			printf("\"new_ns\": null, \"ratio\": null, ");
-		printf("\"target\": %g, \"better\": \"%s\", \"met\": %s, ",
-		       r->target, r->lower_better ? "lower" : "higher",
-		       r->ratio < 0 ? "null" : met(r) ? "true" : "false");
+		if (r->target < 0)	/* no bar: reported, not judged */
+			printf("\"target\": null, \"better\": \"%s\", \"met\": null, ",
+			       r->lower_better ? "lower" : "higher");
+		else
+			printf("\"target\": %g, \"better\": \"%s\", \"met\": %s, ",
+			       r->target, r->lower_better ? "lower" : "higher",
+			       r->ratio < 0 ? "null" : met(r) ? "true" : "false");
 		printf("\"entries\": %ld, \"baseline_syscalls\": %ld, \"baseline_bytes\": %ld, ",
 		       r->entries, r->base_sys, r->base_bytes);
 		if (r->new_ns >= 0)

@@ -43,6 +43,14 @@
 //! one-off load + verify + attach cost (`bpf_load_ns`, `bpf_attach_ns`),
 //! and a third refresh shape, `refresh_10k_1000x10`. A third table shows
 //! the BPF comparison.
+//!
+//! `lsof_1000x16` lists every fd of every process with its link target,
+//! as lsof does (readdir `/proc`, each `/proc/PID/fd`, a readlink of each
+//! `/proc/PID/fd/N`), against `pidmap(2)` + per process `pidfd_open` +
+//! `fdmap(2)` + the same readlinks + `close`; `proc_ids` and `fdmap_ids`
+//! are both without the readlinks, `ids_ratio` the one against the other,
+//! `readlink_share` the readlinks' part of the /proc walk. It has no bar
+//! (`target` null). A fourth table shows it.
 
 use crate::bpf;
 use crate::guest;
@@ -71,6 +79,7 @@ const CASE_ORDER: &[&str] = &[
     "refresh_250",
     "refresh_10k",
     "refresh_10k_1000x10",
+    "lsof_1000x16",
     "fds_4",
     "fds_1000",
     "tgid_scale_100k_threads_pidmap",
@@ -89,6 +98,9 @@ const RATIO_KEYS: &[&str] = &[
     "pidfd_info_ratio",
     "bpf_iter_ratio",
     "bpf_syscall_ratio",
+    "proc_ids_ratio",
+    "fdmap_ids_ratio",
+    "ids_ratio",
 ];
 
 /// The refresh's variants besides the walk and the records, in the order
@@ -218,7 +230,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if args.instructions {
             println!(
                 "Guest clock: instructions ({}): 1 ns = 1 instruction.",
-                qemu::INSTRUCTION_CLOCK_SETUP
+                qemu::clock_setup(clock, clock.default_cpus())
             );
         } else {
             println!("Guest clock: time (TCG; boots differ, so read the range).");
@@ -234,6 +246,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !bpf.is_empty() {
             println!();
             print!("{bpf}");
+        }
+        let lsof = lsof_table(&median);
+        if !lsof.is_empty() {
+            println!();
+            print!("{lsof}");
         }
         if let Some(path) = &args.json {
             let json = serde_json::json!({
@@ -542,6 +559,50 @@ fn refresh_table(results: &Map<String, Value>) -> String {
     out
 }
 
+/// The lsof-style listing (`lsof_1000x16`), one row per such case: every
+/// fd of every process with its link target, the /proc walk lsof does
+/// against `pidmap(2)` + per process `pidfd_open` + `fdmap(2)` + the same
+/// readlinks + `close`, then both without the readlinks (the fd numbers
+/// alone), each with its ratio to the /proc walk; the listings alone
+/// against each other; the readlinks' share of the /proc walk; the
+/// syscalls of one listing. Empty when no case has these figures.
+fn lsof_table(results: &Map<String, Value>) -> String {
+    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
+        .into_iter()
+        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
+        .filter(|(_, v)| v.contains_key("proc_ids_ns"))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| case | processes | fds | /proc: readdir + readlink per fd | \
+         pidmap + fdmap + readlink per fd (ratio, min–max) | /proc readdirs alone (ratio) | \
+         pidmap + fdmap alone (ratio) | the listings alone: /proc ÷ fdmap | \
+         readlinks' share of the /proc walk | syscalls (/proc / fdmap) |\n\
+         |------|----:|----:|----:|----:|----:|----:|----:|----:|----:|\n",
+    );
+    for (name, v) in rows {
+        let agree = v.get("agree").and_then(Value::as_bool) != Some(false);
+        let share = num(v, "readlink_share")
+            .map_or_else(|| "n/a".to_string(), |s| format!("{:.1} %", s * 100.0));
+        out.push_str(&format!(
+            "| {name}{} | {} | {} | {} | {} | {} | {} | {} | {share} | {} / {} |\n",
+            if agree { "" } else { " (**fds disagree**)" },
+            int_or_na(v, "processes"),
+            int_or_na(v, "entries"),
+            num(v, "baseline_ns").map_or_else(|| "n/a".to_string(), human_ns),
+            variant_cell(v, "new", None),
+            variant_cell(v, "proc_ids", None),
+            variant_cell(v, "fdmap_ids", None),
+            ratio_cell(v, "ids_ratio"),
+            int_or_na(v, "baseline_syscalls"),
+            int_or_na(v, "syscalls"),
+        ));
+    }
+    out
+}
+
 /// The BPF comparison (`--bpf`), one row per refresh case: the walks,
 /// `pidmap_info(2)` in both views, the two BPF programs and the per-task
 /// pidfd route, each with its ratio to the stat walk, then the BPF setup
@@ -789,6 +850,60 @@ mod tests {
         );
         let cells: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
         assert!(cells.iter().all(|&n| n == cells[0]), "{table}");
+    }
+
+    fn lsof_boot(new: Option<f64>, fdmap_ids: Option<f64>) -> Map<String, Value> {
+        let opt = |x: Option<f64>| x.map_or(Value::Null, Value::from);
+        let v = serde_json::json!({"lsof_1000x16": {"baseline_ns": 1000.0,
+            "new_ns": opt(new), "ratio": opt(new.map(|n| 1000.0 / n)),
+            "target": null, "better": "higher", "met": null, "entries": 16500,
+            "baseline_syscalls": 21000, "syscalls": new.map_or(Value::Null, |_| Value::from(19000)),
+            "proc_ids_ns": 250.0, "proc_ids_ratio": 4.0,
+            "fdmap_ids_ns": opt(fdmap_ids), "fdmap_ids_ratio": opt(fdmap_ids.map(|n| 1000.0 / n)),
+            "ids_ratio": opt(fdmap_ids.map(|n| 250.0 / n)),
+            "readlink_share": 0.75, "processes": 1030}});
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn lsof_rows_show_every_variant_with_ranges() {
+        let m = summarize(&[
+            lsof_boot(Some(800.0), Some(100.0)),
+            lsof_boot(Some(500.0), Some(125.0)),
+            lsof_boot(Some(1000.0), Some(50.0)),
+        ]);
+        let c = m["lsof_1000x16"].as_object().unwrap();
+        assert_eq!(c["ids_ratio_min"], 2.0);
+        assert_eq!(c["ids_ratio_max"], 5.0);
+        // No bar: reported, not judged.
+        assert!(c["met"].is_null(), "{c:?}");
+        assert!(markdown_table(&m)
+            .contains("| lsof_1000x16 | 16500 | 1.0 µs | 800 ns | 1.25× | 1.00–2.00× |  | n/a |"));
+        let table = lsof_table(&m);
+        assert!(
+            table.contains(
+                "| lsof_1000x16 | 1030 | 16500 | 1.0 µs | 800 ns (1.25× (1.00–2.00)) | \
+                 250 ns (4.00× (4.00–4.00)) | 100 ns (10.00× (8.00–20.00)) | 2.50× (2.00–5.00) | \
+                 75.0 % | 21000 / 19000 |"
+            ),
+            "{table}"
+        );
+        let cells: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
+        assert!(cells.iter().all(|&n| n == cells[0]), "{table}");
+        // Other cases have no lsof table.
+        assert!(lsof_table(&summarize(&[boot(50.0, 1.0, true)])).is_empty());
+    }
+
+    #[test]
+    fn lsof_without_fdmap_shows_the_proc_side_only() {
+        let m = summarize(&[lsof_boot(None, None)]);
+        let table = lsof_table(&m);
+        assert!(
+            table.contains(
+                "| 1.0 µs | n/a | 250 ns (4.00× (4.00–4.00)) | n/a | n/a | 75.0 % | 21000 / n/a |"
+            ),
+            "{table}"
+        );
     }
 
     #[test]

@@ -41,6 +41,7 @@ fn on(arch: Arch, debug: bool, unpatched: bool) -> KernelArgs {
         kernel_src: None,
         timeout: 1800,
         memory: 3072,
+        cpus: None,
     }
 }
 
@@ -198,6 +199,7 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
                     boots: 2,
                     wall_clock: false,
                     check: true,
+                    cpus: 1,
                     kernel_src: None,
                 })
             }),

@@ -110,6 +110,11 @@ pub struct KernelArgs {
     /// Guest memory in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 3072)]
     pub memory: u32,
+    /// Guest vCPUs; `None`: the clock's default
+    /// ([`qemu::GuestClock::default_cpus`]). Not an option of every
+    /// command: set by those that take `--cpus` themselves (forkcost).
+    #[arg(skip)]
+    pub cpus: Option<u32>,
 }
 
 #[derive(Args)]

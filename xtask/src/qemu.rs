@@ -67,7 +67,8 @@ const TCG_CPU_ARM64: &str = "max,pauth-impdef=on";
 /// What the guest's clock counts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum GuestClock {
-    /// Real time, on KVM where it works, else TCG: two vCPUs.
+    /// Real time, on KVM where it works, else TCG (multi-threaded: one host
+    /// thread per vCPU).
     Host,
     /// Instructions: TCG with `-icount shift=0` ticks the guest clock one
     /// nanosecond per instruction, so a guest "ns" is an instruction. With
@@ -75,13 +76,36 @@ pub enum GuestClock {
     /// clock from a fixed date, a boot is deterministic: the same kernel and
     /// payload give the same counts every time, whatever the host is doing.
     /// (With the RTC on host time, boots under host load differed by up to
-    /// 1 %.)
+    /// 1 %.) With more than one vCPU, QEMU runs them round-robin on one
+    /// host thread (icount rules out multi-threaded TCG) and the clock
+    /// counts the instructions of all of them.
     Instructions,
 }
 
-/// What [`Boot::command`] sets up for [`GuestClock::Instructions`], in the
-/// words result headers use.
-pub const INSTRUCTION_CLOCK_SETUP: &str = "TCG -icount shift=0, one vCPU, nokaslr norandmaps";
+impl GuestClock {
+    /// The vCPUs of a boot on this clock unless the caller asks for others
+    /// ([`KernelArgs::cpus`]): two timed; one counting instructions.
+    pub fn default_cpus(self) -> u32 {
+        match self {
+            GuestClock::Host => 2,
+            GuestClock::Instructions => 1,
+        }
+    }
+}
+
+/// How [`Boot::command`] sets up a boot on `clock` with `cpus` vCPUs, in
+/// the words result headers use.
+pub fn clock_setup(clock: GuestClock, cpus: u32) -> String {
+    let vcpus = if cpus == 1 {
+        "one vCPU".to_string()
+    } else {
+        format!("{cpus} vCPUs")
+    };
+    match clock {
+        GuestClock::Host => format!("host clock, {vcpus}"),
+        GuestClock::Instructions => format!("TCG -icount shift=0, {vcpus}, nokaslr norandmaps"),
+    }
+}
 
 struct Boot<'a> {
     kernel: &'a Kernel,
@@ -89,6 +113,7 @@ struct Boot<'a> {
     memory: u32,
     interactive: bool,
     clock: GuestClock,
+    cpus: u32,
     /// Appended to the kernel command line (for example `lsm=`).
     cmdline: &'a str,
 }
@@ -118,7 +143,7 @@ impl Boot<'_> {
         match self.clock {
             GuestClock::Host => {
                 let (accel, cpu) = accelerator(arch);
-                cmd.args(["-accel", accel, "-cpu", cpu, "-smp", "2"]);
+                cmd.args(["-accel", accel, "-cpu", cpu]);
             }
             GuestClock::Instructions => {
                 // The RTC too runs on the instruction clock, from a fixed
@@ -127,13 +152,15 @@ impl Boot<'_> {
                     Arch::X86_64 => "max",
                     Arch::Arm64 => TCG_CPU_ARM64,
                 };
-                cmd.args(["-accel", "tcg", "-cpu", cpu, "-smp", "1"])
+                cmd.args(["-accel", "tcg", "-cpu", cpu])
                     .args(["-icount", "shift=0,sleep=off"])
                     .args(["-rtc", "base=2026-01-01T00:00:00,clock=vm"]);
                 cmdline.push_str(" nokaslr norandmaps");
             }
         }
-        cmd.arg("-m")
+        cmd.arg("-smp")
+            .arg(self.cpus.to_string())
+            .arg("-m")
             .arg(self.memory.to_string())
             .arg("-kernel")
             .arg(self.kernel.image())
@@ -340,6 +367,7 @@ fn boot_headless_with(
             memory: args.memory,
             interactive: false,
             clock,
+            cpus: args.cpus.unwrap_or(clock.default_cpus()),
             cmdline,
         },
         Duration::from_secs(args.timeout),
@@ -581,6 +609,7 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
         memory: args.memory,
         interactive: true,
         clock: GuestClock::Host,
+        cpus: args.cpus.unwrap_or(GuestClock::Host.default_cpus()),
         cmdline: "",
     };
     let status_file = xtask_dir().join("logs").join(format!("{label}.status"));
@@ -595,6 +624,21 @@ pub fn qemu_shell(args: &KernelArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_setup_names_the_vcpus() {
+        assert_eq!(
+            clock_setup(GuestClock::Instructions, 1),
+            "TCG -icount shift=0, one vCPU, nokaslr norandmaps"
+        );
+        assert_eq!(
+            clock_setup(GuestClock::Instructions, 2),
+            "TCG -icount shift=0, 2 vCPUs, nokaslr norandmaps"
+        );
+        assert_eq!(clock_setup(GuestClock::Host, 2), "host clock, 2 vCPUs");
+        assert_eq!(GuestClock::Instructions.default_cpus(), 1);
+        assert_eq!(GuestClock::Host.default_cpus(), 2);
+    }
 
     fn clean_exit(passed: usize) -> Outcome {
         Outcome {

@@ -52,6 +52,7 @@ pub fn run(args: &RadixArgs) -> Result<()> {
         kernel_src: args.kernel_src.clone(),
         timeout: 0,
         memory: 0,
+        cpus: None,
     };
     let (tree, _lock) = kernel::patched_tree(&kernel_args)?;
     let dir = tree.join("tools/testing/radix-tree");

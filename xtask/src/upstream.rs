@@ -153,6 +153,7 @@ fn kernel_args(args: &UpstreamArgs, run: Run) -> KernelArgs {
         // KASAN and lockdep make the fork-heavy programs several times slower.
         timeout: if run == Run::PatchedDebug { 3600 } else { 1800 },
         memory: 2048,
+        cpus: None,
     }
 }
 
