@@ -491,11 +491,7 @@ fn variant_cell(v: &Map<String, Value>, key: &str, absent: Option<&str>) -> Stri
 /// rss or start time); then the cost per record above the small case
 /// (the calls alone are the kernel's cost per record).
 fn refresh_table(results: &Map<String, Value>) -> String {
-    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
-        .into_iter()
-        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
-        .filter(|(_, v)| v.contains_key("pidmap_ns"))
-        .collect();
+    let rows = rows_with(results, "pidmap_ns");
     if rows.is_empty() {
         return String::new();
     }
@@ -559,6 +555,19 @@ fn refresh_table(results: &Map<String, Value>) -> String {
     out
 }
 
+/// The cases of `results` (in table order) whose figures include `key`,
+/// for a table that only those cases have columns for.
+fn rows_with<'r>(
+    results: &'r Map<String, Value>,
+    key: &str,
+) -> Vec<(&'r String, &'r Map<String, Value>)> {
+    ordered_names(results)
+        .into_iter()
+        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
+        .filter(|(_, v)| v.contains_key(key))
+        .collect()
+}
+
 /// The lsof-style listing (`lsof_1000x16`), one row per such case: every
 /// fd of every process with its link target, the /proc walk lsof does
 /// against `pidmap(2)` + per process `pidfd_open` + `fdmap(2)` + the same
@@ -567,11 +576,7 @@ fn refresh_table(results: &Map<String, Value>) -> String {
 /// against each other; the readlinks' share of the /proc walk; the
 /// syscalls of one listing. Empty when no case has these figures.
 fn lsof_table(results: &Map<String, Value>) -> String {
-    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
-        .into_iter()
-        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
-        .filter(|(_, v)| v.contains_key("proc_ids_ns"))
-        .collect();
+    let rows = rows_with(results, "proc_ids_ns");
     if rows.is_empty() {
         return String::new();
     }
@@ -609,11 +614,7 @@ fn lsof_table(results: &Map<String, Value>) -> String {
 /// and how many tasks' raw CPU times differ from /proc's. Empty when no
 /// case has BPF figures.
 fn bpf_table(results: &Map<String, Value>) -> String {
-    let rows: Vec<(&String, &Map<String, Value>)> = ordered_names(results)
-        .into_iter()
-        .filter_map(|name| results[name.as_str()].as_object().map(|v| (name, v)))
-        .filter(|(_, v)| v.contains_key("bpf"))
-        .collect();
+    let rows = rows_with(results, "bpf");
     if rows.is_empty() {
         return String::new();
     }
