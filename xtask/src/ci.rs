@@ -116,6 +116,9 @@ fn lint_man_pages() -> Result<()> {
 }
 
 pub fn test_all(args: &TestAllArgs) -> Result<()> {
+    // Everything the stages run, installed up front from .ci/packages, so
+    // that the README's test command works on a fresh Debian machine.
+    crate::deps::ensure_test_all(args.host_only)?;
     type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
     let mut stages: Vec<Stage> = vec![
         (

@@ -1,8 +1,10 @@
 //! Host prerequisites: find what is missing and, as root on Debian, install it.
 //!
-//! Each requirement names a file that proves it is present and the Debian
-//! package that provides it, so a non-Debian or non-root user gets the
-//! exact list to install instead of a failure deep inside a kernel build.
+//! The packages are listed once, in `.ci/packages` (read by `.ci/run`
+//! too): each names the group of commands that needs it, the Debian
+//! package, and a file that proves it is present, so a non-Debian or
+//! non-root user gets the exact list to install instead of a failure deep
+//! inside a kernel build.
 
 use crate::arch::Arch;
 use crate::paths::workspace_root;
@@ -13,84 +15,90 @@ use std::process::Command;
 
 pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-7.3.tar.xz";
 
+/// The package list, compiled in so that xtask and `.ci/run` cannot
+/// disagree about it.
+const PACKAGES: &str = include_str!("../../.ci/packages");
+
+/// A group of `.ci/packages`: the commands that need the same packages.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Group {
+    Build,
+    KernelSource,
+    Guest,
+    Arm64,
+    Selinux,
+    RadixTree,
+    Upstream,
+    Bpf,
+    CargoTest,
+}
+
+impl Group {
+    const ALL: [Group; 9] = [
+        Group::Build,
+        Group::KernelSource,
+        Group::Guest,
+        Group::Arm64,
+        Group::Selinux,
+        Group::RadixTree,
+        Group::Upstream,
+        Group::Bpf,
+        Group::CargoTest,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Group::Build => "build",
+            Group::KernelSource => "kernel-source",
+            Group::Guest => "guest",
+            Group::Arm64 => "arm64",
+            Group::Selinux => "selinux",
+            Group::RadixTree => "radix-tree",
+            Group::Upstream => "upstream",
+            Group::Bpf => "bpf",
+            Group::CargoTest => "cargo-test",
+        }
+    }
+}
+
+/// One line of `.ci/packages`.
+#[derive(Debug)]
 struct Requirement {
-    /// A file whose presence proves the requirement is met.
-    probe: &'static str,
-    /// The Debian package that provides it.
+    group: &'static str,
     package: &'static str,
+    /// A file whose presence proves the package is installed.
+    probe: &'static str,
 }
 
-const fn req(probe: &'static str, package: &'static str) -> Requirement {
-    Requirement { probe, package }
+fn requirements() -> Vec<Requirement> {
+    PACKAGES
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let mut words = line.split_whitespace();
+            let (Some(group), Some(package), Some(probe), None) =
+                (words.next(), words.next(), words.next(), words.next())
+            else {
+                panic!(".ci/packages: not `GROUP PACKAGE PROBE`: {line}");
+            };
+            Requirement {
+                group,
+                package,
+                probe,
+            }
+        })
+        .collect()
 }
 
-/// What building the kernel and kselftests needs.
-const BUILD: &[Requirement] = &[
-    req("/usr/bin/make", "make"),
-    req("/usr/bin/gcc", "gcc"),
-    req("/usr/bin/flex", "flex"),
-    req("/usr/bin/bison", "bison"),
-    req("/usr/bin/bc", "bc"),
-    req("/usr/bin/perl", "perl"),
-    req("/usr/bin/xz", "xz-utils"),
-    req("/usr/bin/git", "git"),
-    req("/usr/include/gelf.h", "libelf-dev"),
-    req("/usr/include/openssl/opensslv.h", "libssl-dev"),
-    // glibc's static archives, for the static guest programs.
-    req("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
-    // test-all lints the man pages.
-    req("/usr/bin/groff", "groff-base"),
-];
-
-/// What the guest needs: the emulator, the initramfs packer and a static shell.
-const GUEST: &[Requirement] = &[
-    req("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
-    req("/usr/bin/cpio", "cpio"),
-    req("/bin/busybox", "busybox-static"),
-    // The i386 compat tests (guest-tests/m32) are built with the i686 cross
-    // compiler: gcc-multilib conflicts with gcc-aarch64-linux-gnu.
-    req("/usr/bin/i686-linux-gnu-gcc", "gcc-i686-linux-gnu"),
-    req("/usr/i686-linux-gnu/lib/libc.a", "libc6-dev-i386-cross"),
-];
-
-/// What an arm64 guest needs on top: the cross compiler, its static libc,
-/// the emulator, and dpkg-deb to unpack Debian's arm64 busybox.
-const ARM64: &[Requirement] = &[
-    req("/usr/bin/aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
-    req("/usr/aarch64-linux-gnu/lib/libc.a", "libc6-dev-arm64-cross"),
-    req("/usr/bin/qemu-system-aarch64", "qemu-system-arm"),
-    req("/usr/bin/dpkg-deb", "dpkg"),
-];
-
-/// tools/testing/radix-tree links the userspace RCU library.
-const RADIX_TREE: &[Requirement] = &[req("/usr/lib/x86_64-linux-gnu/liburcu.so", "liburcu-dev")];
-
-/// Upstream's clone3 selftests link libcap, statically for the guest.
-const UPSTREAM_SELFTESTS: &[Requirement] =
-    &[req("/usr/lib/x86_64-linux-gnu/libcap.a", "libcap-dev")];
-
-/// BPF programs (bench/bpf/): clang for `-target bpf`, bpftool for
-/// `vmlinux.h` and the skeleton, libbpf's static archive and headers, and
-/// the static archives libbpf links (libelf, zlib, zstd); pahole (dwarves)
-/// for the BPF kernel's BTF.
-const BPF: &[Requirement] = &[
-    req("/usr/bin/clang", "clang"),
-    req("/usr/sbin/bpftool", "bpftool"),
-    req("/usr/lib/x86_64-linux-gnu/libbpf.a", "libbpf-dev"),
-    req("/usr/lib/x86_64-linux-gnu/libelf.a", "libelf-dev"),
-    req("/usr/lib/x86_64-linux-gnu/libz.a", "zlib1g-dev"),
-    req("/usr/lib/x86_64-linux-gnu/libzstd.a", "libzstd-dev"),
-    req("/usr/bin/pahole", "dwarves"),
-];
-
-const KERNEL_SOURCE: Requirement = req(KERNEL_TARBALL, "linux-source-7.3");
-
-fn missing(reqs: &[&Requirement]) -> Vec<&'static str> {
-    let mut packages: Vec<&'static str> = reqs
-        .iter()
+fn missing(groups: &[Group]) -> Vec<&'static str> {
+    let mut packages: Vec<&'static str> = requirements()
+        .into_iter()
+        .filter(|r| groups.iter().any(|g| g.name() == r.group))
         .filter(|r| !Path::new(r.probe).exists())
         .map(|r| r.package)
         .collect();
+    packages.sort_unstable();
     packages.dedup();
     packages
 }
@@ -104,43 +112,58 @@ fn is_debian() -> bool {
     Path::new("/etc/debian_version").exists() && Path::new("/usr/bin/apt-get").exists()
 }
 
-/// Makes sure the host has everything, installing with apt-get when allowed.
+/// What building the kernel and booting an x86_64 guest need.
 ///
 /// `need_tarball` is false when the caller passed `--kernel-src`.
 pub fn ensure(need_tarball: bool) -> Result<()> {
-    let mut reqs: Vec<&Requirement> = BUILD.iter().chain(GUEST).collect();
     if need_tarball {
-        reqs.push(&KERNEL_SOURCE);
+        install(&[Group::Build, Group::Guest, Group::KernelSource])
+    } else {
+        install(&[Group::Build, Group::Guest])
     }
-    install(&reqs)
 }
 
 /// What building for and booting `arch` needs beyond [`ensure`].
 pub fn ensure_arch(arch: Arch) -> Result<()> {
     match arch {
         Arch::X86_64 => Ok(()),
-        Arch::Arm64 => install(&ARM64.iter().collect::<Vec<_>>()),
+        Arch::Arm64 => install(&[Group::Arm64]),
     }
 }
 
 /// What the host-side radix-tree suite needs.
 pub fn ensure_radix_tree() -> Result<()> {
-    install(&RADIX_TREE.iter().collect::<Vec<_>>())
+    install(&[Group::RadixTree])
 }
 
 /// What upstream's guest selftests need beyond [`ensure`].
 pub fn ensure_upstream_selftests() -> Result<()> {
-    install(&UPSTREAM_SELFTESTS.iter().collect::<Vec<_>>())
+    install(&[Group::Upstream])
 }
 
 /// What building and loading the BPF programs needs (host test, BPF kernel).
 pub fn ensure_bpf() -> Result<()> {
-    install(&BPF.iter().collect::<Vec<_>>())
+    install(&[Group::Bpf])
 }
 
-/// Installs the packages of the missing requirements, or says which they are.
-fn install(reqs: &[&Requirement]) -> Result<()> {
-    let packages = missing(reqs);
+/// What compiling the SELinux boot's policy needs.
+pub fn ensure_selinux() -> Result<()> {
+    install(&[Group::Selinux])
+}
+
+/// Everything `cargo xtask test-all` runs: every group, or with
+/// `host_only` the groups of its host stages.
+pub fn ensure_test_all(host_only: bool) -> Result<()> {
+    if host_only {
+        install(&[Group::Build, Group::Bpf, Group::CargoTest])
+    } else {
+        install(&Group::ALL)
+    }
+}
+
+/// Installs the missing packages of `groups`, or says which they are.
+fn install(groups: &[Group]) -> Result<()> {
+    let packages = missing(groups);
     if packages.is_empty() {
         return Ok(());
     }
@@ -149,7 +172,7 @@ fn install(reqs: &[&Requirement]) -> Result<()> {
         bail!("missing host packages: {list}\n  install them with: sudo apt-get install {list}");
     }
     step(format!("installing missing packages: {list}"));
-    if packages.contains(&KERNEL_SOURCE.package) {
+    if groups.contains(&Group::KernelSource) {
         // linux-source-7.3 comes from trixie-backports, through a source
         // pinned so that nothing else is taken from that suite.
         run(&mut Command::new(
@@ -161,7 +184,7 @@ fn install(reqs: &[&Requirement]) -> Result<()> {
         .args(["install", "-y", "-q", "--no-install-recommends"])
         .args(&packages)
         .env("DEBIAN_FRONTEND", "noninteractive"))?;
-    let still = missing(reqs);
+    let still = missing(groups);
     if !still.is_empty() {
         bail!(
             "apt-get ran but these are still missing: {}",
@@ -169,4 +192,89 @@ fn install(reqs: &[&Requirement]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Programs of Debian's `Essential: yes` packages (coreutils, tar,
+    /// findutils, dash, libc-bin, apt, dpkg, sed, grep): on every Debian
+    /// system, so the list need not name them.
+    const ESSENTIAL: &[&str] = &[
+        "apt-get", "dpkg-deb", "find", "getent", "sh", "/bin/sh", "sleep", "tar", "true", "sed",
+        "grep", "cat", "env", "id",
+    ];
+
+    #[test]
+    fn every_line_has_a_known_group_and_an_absolute_probe() {
+        let reqs = requirements();
+        assert!(reqs.len() > 20, "only {} packages read", reqs.len());
+        for r in &reqs {
+            assert!(
+                Group::ALL.iter().any(|g| g.name() == r.group),
+                "{r:?}: unknown group"
+            );
+            assert!(r.probe.starts_with('/'), "{r:?}: probe is not a path");
+        }
+        for g in Group::ALL {
+            assert!(
+                reqs.iter().any(|r| r.group == g.name()),
+                "group {} has no package",
+                g.name()
+            );
+        }
+    }
+
+    #[test]
+    fn kernel_tarball_is_the_kernel_source_probe() {
+        let reqs = requirements();
+        let source: Vec<_> = reqs.iter().filter(|r| r.group == "kernel-source").collect();
+        assert_eq!(source.len(), 1);
+        assert_eq!(source[0].probe, KERNEL_TARBALL);
+    }
+
+    /// Every program xtask and the crates' tests start by a literal name
+    /// is one the list provides (a probe ending in its name) or one that
+    /// every Debian system has.
+    #[test]
+    fn the_list_covers_every_program_the_stages_run() {
+        let root = workspace_root();
+        let mut sources = Vec::new();
+        let mut dirs = vec![root.join("xtask/src"), root.join("crates")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push(path);
+                }
+            }
+        }
+        assert!(sources.len() > 20, "found only {} sources", sources.len());
+        let provided: BTreeSet<&str> = requirements()
+            .iter()
+            .filter_map(|r| r.probe.rsplit('/').next())
+            .collect();
+        let mut programs = BTreeSet::new();
+        for path in &sources {
+            let text = std::fs::read_to_string(path).unwrap();
+            for rest in text.split("Command::new(\"").skip(1) {
+                let program = rest.split('"').next().unwrap();
+                programs.insert((program.to_string(), path.clone()));
+            }
+        }
+        assert!(programs.iter().any(|(p, _)| p == "checkpolicy"));
+        let uncovered: Vec<_> = programs
+            .iter()
+            .filter(|(p, _)| !ESSENTIAL.contains(&p.as_str()))
+            .filter(|(p, _)| !provided.contains(p.rsplit('/').next().unwrap()))
+            .collect();
+        assert!(
+            uncovered.is_empty(),
+            "programs run but not in .ci/packages: {uncovered:?}"
+        );
+    }
 }

@@ -68,6 +68,7 @@ pub fn test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
 
 /// Writes the policy for `kernel` with mdp and compiles it with checkpolicy.
 fn build_policy(kernel: &Kernel) -> Result<PathBuf> {
+    crate::deps::ensure_selinux()?;
     let mdp = kernel.build.join("scripts/selinux/mdp/mdp");
     if !mdp.is_file() {
         bail!(
