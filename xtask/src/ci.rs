@@ -115,11 +115,18 @@ fn lint_man_pages() -> Result<()> {
     Ok(())
 }
 
+/// A stage of test-all: its name and what it runs.
+type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
+
 pub fn test_all(args: &TestAllArgs) -> Result<()> {
     // Everything the stages run, installed up front from .ci/packages, so
     // that the README's test command works on a fresh Debian machine.
     crate::deps::ensure_test_all(args.host_only)?;
-    type Stage = (&'static str, Box<dyn Fn() -> Result<()>>);
+    run_stages(&stages(args))
+}
+
+/// The stages test-all runs with `args`, in order.
+fn stages(args: &TestAllArgs) -> Vec<Stage> {
     let mut stages: Vec<Stage> = vec![
         (
             "cargo fmt --check",
@@ -166,6 +173,10 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
         stages.push((
             "upstream-clean hunks, checkpatch --strict",
             Box::new(|| crate::patches::check_series(&kernel(false, false))),
+        ));
+        stages.push((
+            "patches export --out: git am applies it, with the poster, Cc and base-commit",
+            Box::new(|| crate::posting::check(&kernel(false, false))),
         ));
         stages.push((
             "radix-tree suite (host, patched tree)",
@@ -220,9 +231,13 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
             ));
         }
     }
+    stages
+}
+
+fn run_stages(stages: &[Stage]) -> Result<()> {
     let mut timings = Vec::new();
     let mut failure = None;
-    for (name, body) in &stages {
+    for (name, body) in stages {
         step(format!("=== stage: {name}"));
         let start = Instant::now();
         let result = body();
@@ -247,5 +262,40 @@ pub fn test_all(args: &TestAllArgs) -> Result<()> {
     match failure {
         Some(why) => bail!("{why}"),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's "### The stages" list: the name in backticks of each
+    /// `- ` line, up to the next heading.
+    fn readme_stages() -> Vec<String> {
+        let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+        readme
+            .lines()
+            .skip_while(|l| l.trim() != "### The stages")
+            .skip(1)
+            .take_while(|l| !l.starts_with('#'))
+            .filter_map(|l| l.strip_prefix("- `"))
+            .filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_lists_the_stages_test_all_runs() {
+        let all = TestAllArgs {
+            host_only: false,
+            no_debug: false,
+            no_arm64: false,
+        };
+        let names: Vec<String> = stages(&all).iter().map(|(n, _)| n.to_string()).collect();
+        assert!(names.len() > 10, "only {} stages", names.len());
+        assert_eq!(
+            readme_stages(),
+            names,
+            "README.md's \"### The stages\" differs from test-all's stages"
+        );
     }
 }

@@ -20,6 +20,7 @@ mod kernel;
 mod modgraph;
 mod patches;
 mod paths;
+mod posting;
 mod qemu;
 mod radix;
 mod run;

@@ -94,8 +94,17 @@ pub enum PatchesCommand {
     },
     /// Regenerate kernel-patches/ from the edit tree with `git format-patch`,
     /// one directory per series as `kernel-patches/series` groups them.
-    /// The cover letters are kept as they are.
-    Export,
+    /// The cover letters are kept as they are. With `--out`, writes the
+    /// series as a poster sends it instead: the poster's identity from git
+    /// config in place of the tree's marker, To/Cc from get_maintainer.pl,
+    /// `base-commit:`; it refuses an unset or placeholder identity.
+    Export {
+        /// Write the series for posting into this directory.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        kernel: KernelArgs,
+    },
 }
 
 pub fn run(command: PatchesCommand) -> Result<()> {
@@ -124,7 +133,11 @@ pub fn run(command: PatchesCommand) -> Result<()> {
             Ok(())
         }
         PatchesCommand::Edit { kernel } => edit(&kernel),
-        PatchesCommand::Export => export(),
+        PatchesCommand::Export { out: None, .. } => export(),
+        PatchesCommand::Export {
+            out: Some(out),
+            kernel,
+        } => crate::posting::export(&kernel, &out),
     }
 }
 
@@ -144,7 +157,7 @@ fn edit(args: &KernelArgs) -> Result<()> {
 /// The series' groups, from `kernel-patches/series`: each directory (a
 /// series posted on its own, with its own cover letter) and how many
 /// patches it holds, in order. Names need not exist yet.
-fn series_groups() -> Result<Vec<(String, usize)>> {
+pub fn series_groups() -> Result<Vec<(String, usize)>> {
     let mut groups: Vec<(String, usize)> = Vec::new();
     for name in kernel::series_names()? {
         let dir = match name.rsplit_once('/') {
@@ -261,10 +274,10 @@ fn export() -> Result<()> {
 }
 
 /// The subject prefix of a series' patches, from its cover letter's
-/// `Subject: [PATCH v4 0/6] ...`: "PATCH v4", so that every patch carries
-/// the version the cover letter gives ("PATCH" without a cover letter or a
-/// version).
-fn subject_prefix(cover_letter: &Path) -> Result<String> {
+/// subject: `[PATCH v2 0/6]` gives "PATCH v2", `[RFC PATCH 0/7]` "RFC
+/// PATCH", so that every patch carries what the cover letter gives
+/// ("PATCH" without a cover letter).
+pub fn subject_prefix(cover_letter: &Path) -> Result<String> {
     let Ok(text) = std::fs::read_to_string(cover_letter) else {
         return Ok("PATCH".to_string());
     };
@@ -272,17 +285,28 @@ fn subject_prefix(cover_letter: &Path) -> Result<String> {
 }
 
 fn prefix_of_cover_subject(text: &str) -> String {
-    let version = text
+    let Some(bracket) = text
         .lines()
-        .find_map(|line| line.strip_prefix("Subject: [PATCH "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .filter(|word| {
-            word.strip_prefix('v')
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        });
-    match version {
-        Some(v) => format!("PATCH {v}"),
-        None => "PATCH".to_string(),
+        .find_map(|line| line.strip_prefix("Subject: ["))
+        .and_then(|rest| rest.split_once(']'))
+        .map(|(inside, _)| inside)
+    else {
+        return "PATCH".to_string();
+    };
+    // "RFC", "PATCH" and a version "vN", before the "N/M" numbering.
+    let words: Vec<&str> = bracket
+        .split_whitespace()
+        .take_while(|w| !w.contains('/'))
+        .filter(|w| {
+            matches!(*w, "RFC" | "PATCH")
+                || w.strip_prefix('v')
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    if words.contains(&"PATCH") {
+        words.join(" ")
+    } else {
+        "PATCH".to_string()
     }
 }
 
@@ -475,5 +499,17 @@ mod subject_prefix_tests {
             "PATCH"
         );
         assert_eq!(prefix_of_cover_subject("no subject\n"), "PATCH");
+    }
+
+    #[test]
+    fn an_rfc_stays_an_rfc() {
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [RFC PATCH 0/7] pidmap\n"),
+            "RFC PATCH"
+        );
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [RFC PATCH v2 0/7] pidmap\n"),
+            "RFC PATCH v2"
+        );
     }
 }
