@@ -154,31 +154,13 @@ fn edit(args: &KernelArgs) -> Result<()> {
     Ok(())
 }
 
-/// The series' groups, from `kernel-patches/series`: each directory (a
-/// series posted on its own, with its own cover letter) and how many
-/// patches it holds, in order. Names need not exist yet.
-pub fn series_groups() -> Result<Vec<(String, usize)>> {
-    let mut groups: Vec<(String, usize)> = Vec::new();
-    for name in kernel::series_names()? {
-        let dir = match name.rsplit_once('/') {
-            Some((dir, _)) => dir.to_string(),
-            None => String::new(),
-        };
-        match groups.last_mut() {
-            Some((last, n)) if *last == dir => *n += 1,
-            _ => groups.push((dir, 1)),
-        }
-    }
-    Ok(groups)
-}
-
 /// Formats the edit tree's commits into kernel-patches/, one directory per
 /// group of the series file (numbered from 1 in each, so each series can
 /// be posted as it is), keeping each group's cover letter.
 fn export() -> Result<()> {
     let tree = kernel::edit_tree()?;
     let dir = crate::paths::patches_dir();
-    let groups = series_groups()?;
+    let groups = crate::posting::series_groups()?;
     let wanted: usize = groups.iter().map(|(_, n)| n).sum();
     let range = format!("{}..HEAD", kernel::BASE_TAG);
     let commits: Vec<String> = cmd::output(Command::new("git").arg("-C").arg(&tree).args([
@@ -213,7 +195,8 @@ fn export() -> Result<()> {
         };
         let last = &commits[first + n - 1];
         let out = scratch.join(group);
-        let prefix = subject_prefix(&dir.join(group).join("0000-cover-letter.patch"))?;
+        let prefix =
+            crate::posting::subject_prefix(&dir.join(group).join("0000-cover-letter.patch"))?;
         let names = cmd::output(
             Command::new("git")
                 .arg("-C")
@@ -271,43 +254,6 @@ fn export() -> Result<()> {
         dir.display()
     ));
     Ok(())
-}
-
-/// The subject prefix of a series' patches, from its cover letter's
-/// subject: `[PATCH v2 0/6]` gives "PATCH v2", `[RFC PATCH 0/7]` "RFC
-/// PATCH", so that every patch carries what the cover letter gives
-/// ("PATCH" without a cover letter).
-pub fn subject_prefix(cover_letter: &Path) -> Result<String> {
-    let Ok(text) = std::fs::read_to_string(cover_letter) else {
-        return Ok("PATCH".to_string());
-    };
-    Ok(prefix_of_cover_subject(&text))
-}
-
-fn prefix_of_cover_subject(text: &str) -> String {
-    let Some(bracket) = text
-        .lines()
-        .find_map(|line| line.strip_prefix("Subject: ["))
-        .and_then(|rest| rest.split_once(']'))
-        .map(|(inside, _)| inside)
-    else {
-        return "PATCH".to_string();
-    };
-    // "RFC", "PATCH" and a version "vN", before the "N/M" numbering.
-    let words: Vec<&str> = bracket
-        .split_whitespace()
-        .take_while(|w| !w.contains('/'))
-        .filter(|w| {
-            matches!(*w, "RFC" | "PATCH")
-                || w.strip_prefix('v')
-                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .collect();
-    if words.contains(&"PATCH") {
-        words.join(" ")
-    } else {
-        "PATCH".to_string()
-    }
 }
 
 /// No hunk may need a Debian-only line (kernel-patches/debian-changes.txt),
@@ -479,37 +425,4 @@ fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> 
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod subject_prefix_tests {
-    use super::prefix_of_cover_subject;
-
-    #[test]
-    fn the_cover_letter_version_goes_on_every_patch() {
-        let cover = "From 0 Mon\nSubject: [PATCH v4 0/6] pidmap(2): list tasks\n\nbody\n";
-        assert_eq!(prefix_of_cover_subject(cover), "PATCH v4");
-    }
-
-    #[test]
-    fn no_version_or_no_subject_is_plain_patch() {
-        assert_eq!(prefix_of_cover_subject("Subject: [PATCH 0/2] x\n"), "PATCH");
-        assert_eq!(
-            prefix_of_cover_subject("Subject: [PATCH vx 0/2] x\n"),
-            "PATCH"
-        );
-        assert_eq!(prefix_of_cover_subject("no subject\n"), "PATCH");
-    }
-
-    #[test]
-    fn an_rfc_stays_an_rfc() {
-        assert_eq!(
-            prefix_of_cover_subject("Subject: [RFC PATCH 0/7] pidmap\n"),
-            "RFC PATCH"
-        );
-        assert_eq!(
-            prefix_of_cover_subject("Subject: [RFC PATCH v2 0/7] pidmap\n"),
-            "RFC PATCH v2"
-        );
-    }
 }

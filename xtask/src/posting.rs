@@ -114,6 +114,61 @@ impl Identity {
     }
 }
 
+/// The series' groups, from `kernel-patches/series`: each directory (a
+/// series posted on its own, with its own cover letter) and how many
+/// patches it holds, in order. Names need not exist yet.
+pub fn series_groups() -> Result<Vec<(String, usize)>> {
+    let mut groups: Vec<(String, usize)> = Vec::new();
+    for name in kernel::series_names()? {
+        let dir = match name.rsplit_once('/') {
+            Some((dir, _)) => dir.to_string(),
+            None => String::new(),
+        };
+        match groups.last_mut() {
+            Some((last, n)) if *last == dir => *n += 1,
+            _ => groups.push((dir, 1)),
+        }
+    }
+    Ok(groups)
+}
+
+/// The subject prefix of a series' patches, from its cover letter's
+/// subject: `[PATCH v2 0/6]` gives "PATCH v2", `[RFC PATCH 0/7]` "RFC
+/// PATCH", so that every patch carries what the cover letter gives
+/// ("PATCH" without a cover letter).
+pub fn subject_prefix(cover_letter: &Path) -> Result<String> {
+    let Ok(text) = std::fs::read_to_string(cover_letter) else {
+        return Ok("PATCH".to_string());
+    };
+    Ok(prefix_of_cover_subject(&text))
+}
+
+fn prefix_of_cover_subject(text: &str) -> String {
+    let Some(bracket) = text
+        .lines()
+        .find_map(|line| line.strip_prefix("Subject: ["))
+        .and_then(|rest| rest.split_once(']'))
+        .map(|(inside, _)| inside)
+    else {
+        return "PATCH".to_string();
+    };
+    // "RFC", "PATCH" and a version "vN", before the "N/M" numbering.
+    let words: Vec<&str> = bracket
+        .split_whitespace()
+        .take_while(|w| !w.contains('/'))
+        .filter(|w| {
+            matches!(*w, "RFC" | "PATCH")
+                || w.strip_prefix('v')
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    if words.contains(&"PATCH") {
+        words.join(" ")
+    } else {
+        "PATCH".to_string()
+    }
+}
+
 /// Exports the series for posting into `out`, as the poster in git config.
 pub fn export(args: &KernelArgs, out: &Path) -> Result<()> {
     let identity = Identity::from_git_config()?;
@@ -152,7 +207,7 @@ pub fn write(args: &KernelArgs, identity: &Identity, out: &Path) -> Result<()> {
         std::fs::remove_dir_all(out)?;
     }
     let mut first = 0;
-    for (group, n) in crate::patches::series_groups()? {
+    for (group, n) in series_groups()? {
         let range_start = if first == 0 {
             BASE_TAG.to_string()
         } else {
@@ -161,7 +216,7 @@ pub fn write(args: &KernelArgs, identity: &Identity, out: &Path) -> Result<()> {
         let last = commits[first + n - 1].clone();
         let dir = out.join(&group);
         let cover = patches_dir().join(&group).join("0000-cover-letter.patch");
-        let prefix = crate::patches::subject_prefix(&cover)?;
+        let prefix = subject_prefix(&cover)?;
         let (to, cc) = recipients(&tree, &patches[first..first + n])?;
         let mut cmd = Command::new("git");
         cmd.arg("-C")
@@ -209,7 +264,7 @@ pub fn write(args: &KernelArgs, identity: &Identity, out: &Path) -> Result<()> {
 pub fn verify(args: &KernelArgs, identity: &Identity, out: &Path) -> Result<()> {
     let tree = kernel::scratch_tree(args, "posting-check")?;
     let mut applied = 0;
-    for (group, _) in crate::patches::series_groups()? {
+    for (group, _) in series_groups()? {
         let dir = out.join(&group);
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
             .map(|e| e.map(|e| e.path()))
@@ -484,5 +539,38 @@ mod tests {
              Why.\n\nbase-commit: 1234\nprerequisite-patch-id: 5678\n\n-- \n2.47.3\n"
         );
         assert!(with_generated_headers(cover, "From: M\n\nno base\n").is_err());
+    }
+}
+
+#[cfg(test)]
+mod subject_prefix_tests {
+    use super::prefix_of_cover_subject;
+
+    #[test]
+    fn the_cover_letter_version_goes_on_every_patch() {
+        let cover = "From 0 Mon\nSubject: [PATCH v4 0/6] pidmap(2): list tasks\n\nbody\n";
+        assert_eq!(prefix_of_cover_subject(cover), "PATCH v4");
+    }
+
+    #[test]
+    fn no_version_or_no_subject_is_plain_patch() {
+        assert_eq!(prefix_of_cover_subject("Subject: [PATCH 0/2] x\n"), "PATCH");
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [PATCH vx 0/2] x\n"),
+            "PATCH"
+        );
+        assert_eq!(prefix_of_cover_subject("no subject\n"), "PATCH");
+    }
+
+    #[test]
+    fn an_rfc_stays_an_rfc() {
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [RFC PATCH 0/7] pidmap\n"),
+            "RFC PATCH"
+        );
+        assert_eq!(
+            prefix_of_cover_subject("Subject: [RFC PATCH v2 0/7] pidmap\n"),
+            "RFC PATCH v2"
+        );
     }
 }
