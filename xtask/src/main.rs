@@ -10,6 +10,7 @@ mod bench;
 mod bpf;
 mod busybox;
 mod ci;
+mod clients;
 mod console;
 mod debian;
 mod deps;
@@ -70,6 +71,11 @@ enum Command {
     /// The same in one boot of the BPF kernel (qemu/bpf.config), with
     /// pidmap_info(2) beside the BPF programs for each caller. Not in CI.
     BpfGuest(bpf::BpfGuestArgs),
+    /// procps-ng's ps, top, pgrep and pidof on pidmap: fetch the upstream
+    /// tarball, apply clients/procps/*.patch, build static; with
+    /// --host-test, --guest-test, --bench: the identity tests and the
+    /// measurements.
+    Clients(clients::ClientsArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -168,6 +174,7 @@ fn main() {
         Command::RadixTree(args) => radix::run(&args).map(|()| 0),
         Command::BpfHost(args) => bpf::run_host(&args).map(|()| 0),
         Command::BpfGuest(args) => bpf::run_guest(&args).map(|()| 0),
+        Command::Clients(args) => clients::run_clients(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
         Command::ModuleGraph { src } => modgraph::run(src.as_deref()).map(|()| 0),

@@ -1,0 +1,81 @@
+#!/bin/sh
+# The procps bench: each command with pidmap(2)/pidmap_info(2) and with
+# LIBPROC_NO_PIDMAP=1, alternately, RUNS times each, on three workloads:
+# about 250 tasks in about 130 processes (what the guest has, topped up
+# with park-threads), 100 processes x 100 threads and 1000 x 10.
+#
+#   bench.sh DIR RUNS COMMAND...
+#
+# DIR holds the patched tools, workload and park-threads; each COMMAND is
+# one string of words whose first is a tool in DIR. Prints one line per
+# run: CLIENTS-BENCH WORKLOAD pidmap|proc COMMAND NS, NS from `workload
+# time` (CLOCK_MONOTONIC, so instructions on the instruction clock).
+set -u
+dir=$1
+runs=$2
+shift 2
+# top -b sets up the terminal "dumb": its terminfo entry (no database here)
+[ -d "$dir/terminfo" ] && export TERMINFO="$dir/terminfo"
+cmds=/tmp/clients-bench.cmds
+: > "$cmds"
+for c in "$@"; do
+	echo "$c" >> "$cmds"
+done
+
+tasks() { ls -d /proc/[0-9]*/task/[0-9]* | wc -l; }
+procs() { ls -d /proc/[0-9]* | wc -l; }
+
+measure() {
+	work=$1
+	echo "CLIENTS-BENCH-WORKLOAD $work: $(procs) processes, $(tasks) tasks"
+	while read -r c; do
+		# shellcheck disable=SC2086 # the command's words
+		set -- $c
+		prog=$1
+		shift
+		# one untimed run each, so both start with warm caches
+		"$dir/workload" time "$dir/$prog" "$@" > /dev/null || exit 1
+		LIBPROC_NO_PIDMAP=1 "$dir/workload" time "$dir/$prog" "$@" > /dev/null || exit 1
+		i=0
+		while [ "$i" -lt "$runs" ]; do
+			a=$("$dir/workload" time "$dir/$prog" "$@") || exit 1
+			b=$(LIBPROC_NO_PIDMAP=1 "$dir/workload" time "$dir/$prog" "$@") || exit 1
+			echo "CLIENTS-BENCH $work pidmap $c $a"
+			echo "CLIENTS-BENCH $work proc $c $b"
+			i=$((i + 1))
+		done
+	done < "$cmds"
+}
+
+# park P T: P processes of T tasks, parked; waits for "ready".
+park() {
+	"$dir/park-threads" "$1" "$2" > /tmp/park.out &
+	parked=$!
+	while ! grep -q ready /tmp/park.out 2>/dev/null; do
+		kill -0 "$parked" 2>/dev/null || { echo "park-threads $1 $2 died"; exit 1; }
+		sleep 0.2
+	done
+}
+
+unpark() {
+	kill "$parked"
+	wait "$parked"
+}
+
+# ~250 tasks in ~130 processes, counting what the guest already has
+p=$((130 - $(procs)))
+[ "$p" -lt 1 ] && p=1
+t=$(( (250 - $(tasks)) / p ))
+[ "$t" -lt 1 ] && t=1
+park "$p" "$t"
+measure 250
+unpark
+
+park 100 100
+measure 100x100
+unpark
+
+park 1000 10
+measure 1000x10
+unpark
+echo "CLIENTS-BENCH-DONE"

@@ -1,0 +1,287 @@
+#!/bin/sh
+# The procps identity test: ps, top, pgrep and pidof must print exactly the
+# same with pidmap(2)/pidmap_info(2) as without them.
+#
+#   identity.sh guest DIR
+#	DIR holds the patched ps, top, pgrep, pidof and workload (the patched
+#	kernel). Each command runs with the calls and with LIBPROC_NO_PIDMAP=1;
+#	a seccomp filter that kills on the calls' numbers proves that each
+#	tool issues them (and that the variable turns them off), one that
+#	fails them with EPERM that the fallback then prints what the
+#	disabled run prints.
+#   identity.sh host DIR UPSTREAM_DIR
+#	a kernel without the calls: the patched build (DIR) against upstream's
+#	own build of the same release (UPSTREAM_DIR).
+#
+# Runs as root. Each command runs as root and as uid 65534 (through
+# `runas`, found in PATH or in DIR), on /proc as mounted and then on /proc
+# remounted hidepid=invisible. In host mode, run it in a pid and mount
+# namespace of its own (unshare --pid --fork --mount-proc), so the table
+# holds only the workload and the test.
+#
+# The table is fixed (workload fixed: odd names, threads, a zombie, a
+# stopped process, uid 65534), but kernel threads and the test's own shell
+# may still change between two runs (a kworker comes or goes, a CPU time
+# ticks; see mask_awk for the columns that move on every run). So each
+# comparison runs disabled, enabled, disabled (B1, A, B2) and passes when A
+# equals B1 or B2: a difference that the calls make shows in every round,
+# a change of the table between two runs in only some. Eight rounds, then it
+# fails. The line of the command's own process is left out (its pid differs
+# on every run); top is compared on its process rows (its summary has the
+# time of day, load and memory figures).
+set -u
+
+mode=${1:-}
+dir=${2:-}
+case "$mode" in
+guest) updir=$dir ;;
+host) updir=${3:-} ;;
+*) echo "usage: identity.sh guest DIR | identity.sh host DIR UPSTREAM_DIR" >&2; exit 2 ;;
+esac
+[ -n "$dir" ] && [ -n "$updir" ] || { echo "identity.sh: missing DIR" >&2; exit 2; }
+
+runas=$(command -v runas || echo "$dir/runas")
+work=$(mktemp -d /tmp/identity.XXXXXX) || exit 1
+passed=0
+failed=0
+export LC_ALL=C
+# top keeps its settings in $HOME/.config/procps/toprc: a fresh one each run.
+export HOME="$work/home"
+mkdir -p "$HOME"
+# top -b sets up the terminal "dumb": its terminfo entry, where the guest
+# has no terminfo database.
+[ -d "$dir/terminfo" ] && export TERMINFO="$dir/terminfo"
+
+# A: the build under test with the calls; B: without them. (`env` takes
+# one assignment either way; LIBPROC_UNUSED means nothing to procps.)
+a_env="LIBPROC_UNUSED=1"
+if [ "$mode" = guest ]; then
+	b_env="LIBPROC_NO_PIDMAP=1"
+else
+	b_env="LIBPROC_UNUSED=1"
+fi
+# Words put before A's and B's program (a seccomp filter), and the uid to
+# run as.
+a_wrap=""
+b_wrap=""
+as=""
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok: $*"
+}
+
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL: $*"
+}
+
+# run OUT PIDCOL BINDIR ENV WRAP PROG ARGS...: OUT gets the output, without
+# the line of the command's own pid (column PIDCOL), and its exit status.
+run() {
+	out=$1 col=$2 bindir=$3 envv=$4 wrap=$5 prog=$6
+	shift 6
+	if [ -n "$as" ]; then
+		wrap="$runas $as $wrap"
+	fi
+	# shellcheck disable=SC2086 # $wrap is a list of words
+	env "$envv" $wrap "$bindir/$prog" "$@" > "$out.raw" 2>&1 &
+	pid=$!
+	wait "$pid"
+	rc=$?
+	if [ "$prog" = top ]; then
+		sed -n '/^ *PID /,$p' "$out.raw" > "$out.rows"
+		mv "$out.rows" "$out.raw"
+	fi
+	awk -v p="$pid" -v c="$col" -v keep="$members" "$mask_awk" "$out.raw" > "$out"
+	echo "exit status $rc" >> "$out"
+}
+
+# Leaves out the command's own line (pid P in column C) and, on the lines
+# of processes that are not workload members (KEEP), stars out the columns
+# that move while a process runs: ps's %CPU and C (CPU time over elapsed
+# time, which changes on every run for a process that uses the CPU, such
+# as the kernel threads and this test's own shells) and top's %CPU (over
+# the interval) and TIME+ (in hundredths of a second). Their inputs, the
+# CPU times and start times, are compared exactly in TIME and STIME/START
+# on the same lines, and in full on the members' lines (idle, so stable).
+mask_awk='
+BEGIN { n = split(keep, k, ","); for (i = 1; i <= n; i++) member[k[i]] = 1 }
+$c == p { next }
+!header && /PID/ {
+	header = 1
+	for (i = 1; i <= NF; i++)
+		if ($i == "%CPU" || $i == "C" || $i == "TIME+")
+			mask[i] = 1
+	print
+	next
+}
+{
+	if (header && !($c in member)) {
+		line = $0
+		out = ""
+		f = 0
+		while (match(line, /[^ ]+/)) {
+			f++
+			tok = substr(line, RSTART, RLENGTH)
+			if (f in mask) {
+				tok = ""
+				for (j = 0; j < RLENGTH; j++)
+					tok = tok "*"
+			}
+			out = out substr(line, 1, RSTART - 1) tok
+			line = substr(line, RSTART + RLENGTH)
+		}
+		print out line
+	} else
+		print
+}'
+
+
+# shows PID FILE: some field of FILE is PID
+shows() {
+	awk -v p="$1" '{ for (i = 1; i <= NF; i++) if ($i == p) f = 1 } END { exit !f }' "$2"
+}
+
+# compare LABEL PIDCOL PROG ARGS...
+compare() {
+	label="$1 [$view]"
+	col=$2
+	shift 2
+	f="$work/out"
+	round=1
+	while [ "$round" -le 8 ]; do
+		run "$f.b1" "$col" "$updir" "$b_env" "$b_wrap" "$@"
+		run "$f.a" "$col" "$dir" "$a_env" "$a_wrap" "$@"
+		run "$f.b2" "$col" "$updir" "$b_env" "$b_wrap" "$@"
+		if cmp -s "$f.a" "$f.b1" || cmp -s "$f.a" "$f.b2"; then
+			break
+		fi
+		# what moved, for the log
+		diff "$f.b1" "$f.a" | grep '^[<>]' | head -4 | sed "s/^/  round $round: /"
+		round=$((round + 1))
+	done
+	if [ "$round" -gt 8 ]; then
+		bad "$label: differs in 8 rounds"
+		diff "$f.b2" "$f.a" | head -40
+		return
+	fi
+	# Never a comparison of two empty or failed runs: the command succeeded
+	# (pidof and pgrep: found something) and shows the member of uid 65534,
+	# which every view shows.
+	if ! tail -n 1 "$f.a" | grep -qx 'exit status 0'; then
+		bad "$label: $(tail -n 1 "$f.a")"
+		head -5 "$f.a"
+		return
+	fi
+	if ! shows "$nobody" "$f.a"; then
+		bad "$label: the output lacks the uid 65534 member ($nobody)"
+		head -5 "$f.a"
+		return
+	fi
+	ok "$label: $(($(wc -l < "$f.a") - 1)) lines identical (round $round)"
+}
+
+commands() {
+	compare "ps -e" 1 ps -e
+	compare "ps -ef" 2 ps -ef
+	compare "ps aux" 2 ps aux
+	compare "ps -eLf" 2 ps -eLf
+	compare "ps -eo pid,ppid,stat,rss,time,comm" 1 ps -eo pid,ppid,stat,rss,time,comm
+	compare "top -b -n 1" 1 top -b -n 1
+	compare "pgrep -a ." 1 pgrep -a .
+	compare "pidof" 1 pidof plain "two words" "x y (z) w" threaded "nobody proc" workload
+}
+
+# What a command under a seccomp filter does: `sigsys` if the filter killed
+# it (so it issued one of the numbers), else its exit status.
+under_seccomp() {
+	action=$1 nrs=$2 envv=$3
+	shift 3
+	env "$envv" "$dir/workload" seccomp "$action" "$nrs" "$@" > "$work/sec.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq $((128 + 31)) ]; then
+		echo sigsys
+	else
+		echo "$rc"
+	fi
+}
+
+seccomp_checks() {
+	for cmd in "ps -e" "ps -ef" "ps aux" "ps -eLf" "top -b -n 1" "pgrep -a ." "pidof workload"; do
+		# shellcheck disable=SC2086 # the command's words
+		set -- $cmd
+		prog=$1
+		shift
+		got=$(under_seccomp kill 473,474 "$a_env" "$dir/$prog" "$@")
+		if [ "$got" = sigsys ]; then
+			ok "$cmd issues pidmap(2) or pidmap_info(2) (killed by the filter)"
+		else
+			bad "$cmd did not issue the calls (status $got under the killing filter)"
+		fi
+		got=$(under_seccomp kill 473,474 "LIBPROC_NO_PIDMAP=1" "$dir/$prog" "$@")
+		if [ "$got" = 0 ]; then
+			ok "$cmd with LIBPROC_NO_PIDMAP=1 issues neither call"
+		else
+			bad "$cmd with LIBPROC_NO_PIDMAP=1: status $got under the killing filter"
+		fi
+	done
+	# pidof asks only for the name and the command line: a record stands in
+	# for stat, so it is pidmap_info(2) it calls.
+	got=$(under_seccomp kill 474 "$a_env" "$dir/pidof" workload)
+	if [ "$got" = sigsys ]; then
+		ok "pidof fills from pidmap_info(2) records"
+	else
+		bad "pidof did not call pidmap_info(2) (status $got)"
+	fi
+	# Refused with EPERM, as a container's filter would: the fallback
+	# prints what the disabled run prints. The disabled run goes through
+	# the same filter (it never issues the calls), so that both start the
+	# same way: a kernel thread's state or a kworker's description can
+	# follow what the filter's setup does.
+	view="uid 0, seccomp EPERM on both calls"
+	a_wrap="$dir/workload seccomp eperm 473,474"
+	b_wrap=$a_wrap
+	compare "ps -ef" 2 ps -ef
+	compare "ps aux" 2 ps aux
+	compare "top -b -n 1" 1 top -b -n 1
+	compare "pidof" 1 pidof plain "two words" "x y (z) w" threaded "nobody proc" workload
+	a_wrap=""
+	b_wrap=""
+}
+
+"$dir/workload" fixed > "$work/ready" &
+wpid=$!
+i=0
+while ! grep -q '^ready' "$work/ready" 2>/dev/null; do
+	i=$((i + 1))
+	if [ "$i" -gt 600 ] || ! kill -0 "$wpid" 2>/dev/null; then
+		echo "FAIL: the workload did not get ready"
+		exit 1
+	fi
+	sleep 0.1
+done
+nobody=$(awk '{print $2}' "$work/ready")
+members=$(awk '{print $3}' "$work/ready")
+echo "workload ready: pid $wpid, uid 65534 member $nobody"
+
+if [ "$mode" = guest ]; then
+	seccomp_checks
+fi
+
+for hide in none invisible; do
+	if [ "$hide" = invisible ]; then
+		mount -o remount,hidepid=invisible /proc || { bad "remount hidepid=invisible"; break; }
+	fi
+	for as in "" 65534; do
+		view="uid ${as:-0}, hidepid=$hide"
+		commands
+	done
+done
+mount -o remount,hidepid=off /proc 2>/dev/null || mount -o remount,hidepid=0 /proc
+
+kill "$wpid"
+wait "$wpid"
+rm -rf "$work"
+echo "identity: passed=$passed failed=$failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
