@@ -89,30 +89,6 @@ fn clients_dir() -> PathBuf {
     target_dir().join("xtask/clients")
 }
 
-/// Files whose absence means a missing Debian package, with the package.
-const NEEDS: [(&str, &str); 5] = [
-    ("/usr/lib/x86_64-linux-gnu/libncursesw.a", "libncurses-dev"),
-    ("/usr/lib/x86_64-linux-gnu/libtinfo.a", "libncurses-dev"),
-    ("/usr/bin/make", "make"),
-    ("/usr/bin/patch", "patch"),
-    ("/usr/bin/unshare", "util-linux"),
-];
-
-fn check_packages() -> Result<()> {
-    let missing: Vec<&str> = NEEDS
-        .iter()
-        .filter(|(file, _)| !Path::new(file).exists())
-        .map(|(_, package)| *package)
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "the procps build needs these Debian packages: {}",
-            missing.join(" ")
-        );
-    }
-    Ok(())
-}
-
 /// The machine's Debian mirror, as `.ci/apt-backports` finds it: the first
 /// deb822 `URIs:` or one-line `deb` entry that ends in /debian.
 fn debian_mirror() -> String {
@@ -331,7 +307,7 @@ fn build(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf> {
 
 /// Both builds: (patched, upstream).
 pub fn build_all() -> Result<(PathBuf, PathBuf)> {
-    check_packages()?;
+    crate::deps::ensure_clients()?;
     let tarball = fetch_procps()?;
     let patched = build(&tarball, "procps-pidmap", &procps_patches()?)?;
     let upstream = build(&tarball, "procps-upstream", &[])?;

@@ -31,10 +31,11 @@ pub enum Group {
     Upstream,
     Bpf,
     CargoTest,
+    Clients,
 }
 
 impl Group {
-    const ALL: [Group; 9] = [
+    const ALL: [Group; 10] = [
         Group::Build,
         Group::KernelSource,
         Group::Guest,
@@ -44,6 +45,7 @@ impl Group {
         Group::Upstream,
         Group::Bpf,
         Group::CargoTest,
+        Group::Clients,
     ];
 
     fn name(self) -> &'static str {
@@ -57,6 +59,7 @@ impl Group {
             Group::Upstream => "upstream",
             Group::Bpf => "bpf",
             Group::CargoTest => "cargo-test",
+            Group::Clients => "clients",
         }
     }
 }
@@ -151,6 +154,11 @@ pub fn ensure_selinux() -> Result<()> {
     install(&[Group::Selinux])
 }
 
+/// What fetching, patching and building procps-ng and htop need.
+pub fn ensure_clients() -> Result<()> {
+    install(&[Group::Build, Group::Clients])
+}
+
 /// Everything `cargo xtask test-all` runs: every group, or with
 /// `host_only` the groups of its host stages.
 pub fn ensure_test_all(host_only: bool) -> Result<()> {
@@ -199,12 +207,27 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// Programs of Debian's `Essential: yes` packages (coreutils, tar,
-    /// findutils, dash, libc-bin, apt, dpkg, sed, grep): on every Debian
-    /// system, so the list need not name them.
+    /// Programs of the packages every Debian system has: `Essential: yes`
+    /// (coreutils, tar, findutils, dash, libc-bin, dpkg, sed, grep,
+    /// util-linux) and apt, which is how packages arrive at all.
     const ESSENTIAL: &[&str] = &[
-        "apt-get", "dpkg-deb", "find", "getent", "sh", "/bin/sh", "sleep", "tar", "true", "sed",
-        "grep", "cat", "env", "id",
+        "apt-get",
+        "apt-cache",
+        "dpkg-deb",
+        "find",
+        "getent",
+        "sh",
+        "/bin/sh",
+        "sleep",
+        "tar",
+        "true",
+        "sed",
+        "grep",
+        "cat",
+        "env",
+        "id",
+        "nice",
+        "unshare",
     ];
 
     #[test]

@@ -92,13 +92,24 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
 pub fn module_graph(src: &Path) -> Result<Graph> {
     let mut paths = Vec::new();
     rust_files(src, &mut paths)?;
+    // The crate root is lib.rs; a binary without one has main.rs (beside
+    // a lib.rs, main.rs is a crate of its own that uses the library).
+    let has_lib = src.join("lib.rs").is_file();
     let mut files = BTreeMap::new();
     for path in paths {
-        let text = std::fs::read_to_string(&path)?;
-        files.insert(module_of(path.strip_prefix(src)?), text);
+        let rel = path.strip_prefix(src)?;
+        let module = if rel == Path::new("main.rs") {
+            if has_lib {
+                continue;
+            }
+            Vec::new()
+        } else {
+            module_of(rel)
+        };
+        files.insert(module, std::fs::read_to_string(&path)?);
     }
     let Some(lib) = files.get(&Vec::new()) else {
-        bail!("{} has no lib.rs", src.display());
+        bail!("{} has no lib.rs or main.rs", src.display());
     };
     let modules: BTreeSet<Module> = files.keys().cloned().collect();
     // Names the root re-exports (`pub use module::Name`): their module.
