@@ -54,12 +54,12 @@
 
 use crate::bpf;
 use crate::guest;
+use crate::kernel::KernelArgs;
 use crate::kernel::{self, Flavor};
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
 use crate::run::{step, timed};
 use crate::stats::median;
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value};

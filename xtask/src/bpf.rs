@@ -27,10 +27,10 @@
 use crate::deps;
 use crate::guest;
 use crate::kernel;
+use crate::kernel::KernelArgs;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu;
 use crate::run::{output, run, run_quiet, step, timed};
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fs;

@@ -1,9 +1,10 @@
 //! `cargo xtask test-all`: the README's test command and what CI runs.
 
 use crate::arch::Arch;
+use crate::kernel::KernelArgs;
 use crate::paths::{target_dir, workspace_root};
+use crate::qemu;
 use crate::run::{run, step};
-use crate::{qemu, KernelArgs};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::process::Command;

@@ -18,11 +18,11 @@
 use crate::arch::Arch;
 use crate::guest;
 use crate::kernel;
+use crate::kernel::KernelArgs;
 use crate::paths::{target_dir, workspace_root};
 use crate::qemu::{self, GuestClock};
 use crate::run::{output, run, run_quiet, step, timed};
 use crate::stats::median;
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;

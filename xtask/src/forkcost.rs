@@ -20,11 +20,11 @@
 
 use crate::guest;
 use crate::kernel;
+use crate::kernel::KernelArgs;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::qemu::{self, GuestClock};
 use crate::run::{step, timed};
 use crate::stats::median;
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;

@@ -15,12 +15,47 @@ use crate::arch::Arch;
 use crate::deps::{self, KERNEL_TARBALL};
 use crate::paths::{patches_dir, qemu_dir, xtask_dir};
 use crate::run::{output, run, run_quiet, step, timed, with_ccache};
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Which kernel to boot and where its source comes from.
+#[derive(Args, Clone, Debug)]
+pub struct KernelArgs {
+    /// Guest architecture. arm64 is cross-built with gcc-aarch64-linux-gnu
+    /// and booted with qemu-system-aarch64 -M virt; it runs the C tests
+    /// (kselftests and guest-tests/) only: no Rust target for aarch64 is
+    /// installable here, so the crate's tests and the CLI are x86_64-only.
+    #[arg(long, value_enum, default_value_t = crate::arch::Arch::X86_64)]
+    pub arch: crate::arch::Arch,
+    /// Boot the debug kernel (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, KASAN).
+    #[arg(long, conflicts_with = "unpatched")]
+    pub debug: bool,
+    /// Boot a 7.3 kernel built without the series (the "before" kernel).
+    #[arg(long)]
+    pub unpatched: bool,
+    /// Boot the patched kernel built with BPF (qemu/bpf.config: iterators,
+    /// kfuncs, BTF), for the BPF comparison. Never built by CI.
+    #[arg(long, conflicts_with_all = ["debug", "unpatched"])]
+    pub bpf: bool,
+    /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_src: Option<PathBuf>,
+    /// Hard limit on the guest's run time, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
+    pub timeout: u64,
+    /// Guest memory in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 3072)]
+    pub memory: u32,
+    /// Guest vCPUs; `None`: the clock's default
+    /// ([`crate::qemu::GuestClock::default_cpus`]). Not an option of every
+    /// command: set by those that take `--cpus` themselves (forkcost).
+    #[arg(skip)]
+    pub cpus: Option<u32>,
+}
 
 pub const BASE_TAG: &str = "pidmap-base";
 /// Bump when the way a tree or build is produced changes, to drop old caches.

@@ -30,7 +30,7 @@ mod stats;
 mod upstream;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -44,11 +44,11 @@ struct Cli {
 enum Command {
     /// Build the patched kernel and the guest tests, boot under QEMU, run the suite.
     /// `--arch arm64` runs the C tests only (no Rust target for aarch64 here).
-    QemuTest(QemuTestArgs),
+    QemuTest(qemu::QemuTestArgs),
     /// Boot the kernel and run one command in the guest; exits with its status.
-    QemuRun(QemuRunArgs),
+    QemuRun(qemu::QemuRunArgs),
     /// Boot the kernel and give an interactive busybox shell on the console.
-    QemuShell(KernelArgs),
+    QemuShell(kernel::KernelArgs),
     /// Work on the kernel patch series.
     Patches {
         #[command(subcommand)]
@@ -87,70 +87,6 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         src: Option<PathBuf>,
     },
-}
-
-/// Which kernel to boot and where its source comes from.
-#[derive(Args, Clone, Debug)]
-pub struct KernelArgs {
-    /// Guest architecture. arm64 is cross-built with gcc-aarch64-linux-gnu
-    /// and booted with qemu-system-aarch64 -M virt; it runs the C tests
-    /// (kselftests and guest-tests/) only: no Rust target for aarch64 is
-    /// installable here, so the crate's tests and the CLI are x86_64-only.
-    #[arg(long, value_enum, default_value_t = arch::Arch::X86_64)]
-    pub arch: arch::Arch,
-    /// Boot the debug kernel (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, KASAN).
-    #[arg(long, conflicts_with = "unpatched")]
-    pub debug: bool,
-    /// Boot a 7.3 kernel built without the series (the "before" kernel).
-    #[arg(long)]
-    pub unpatched: bool,
-    /// Boot the patched kernel built with BPF (qemu/bpf.config: iterators,
-    /// kfuncs, BTF), for the BPF comparison. Never built by CI.
-    #[arg(long, conflicts_with_all = ["debug", "unpatched"])]
-    pub bpf: bool,
-    /// Use this Linux 7.3 source tree instead of Debian's linux-source-7.3 tarball.
-    #[arg(long, value_name = "DIR")]
-    pub kernel_src: Option<PathBuf>,
-    /// Hard limit on the guest's run time, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
-    pub timeout: u64,
-    /// Guest memory in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 3072)]
-    pub memory: u32,
-    /// Guest vCPUs; `None`: the clock's default
-    /// ([`qemu::GuestClock::default_cpus`]). Not an option of every
-    /// command: set by those that take `--cpus` themselves (forkcost).
-    #[arg(skip)]
-    pub cpus: Option<u32>,
-}
-
-#[derive(Args)]
-pub struct QemuTestArgs {
-    #[command(flatten)]
-    pub kernel: KernelArgs,
-    /// Only the SELinux boot (lsm=landlock,selinux, guest-tests/lsm.c under
-    /// a two-domain policy), not the whole suite. x86_64 kernels with the
-    /// series only.
-    #[arg(long)]
-    pub selinux_only: bool,
-}
-
-#[derive(Args)]
-pub struct QemuRunArgs {
-    #[command(flatten)]
-    pub kernel: KernelArgs,
-    /// Copy this host file, or directory (recursively), into the guest as
-    /// /add/<name>. Repeatable.
-    #[arg(long = "add", value_name = "HOST_PATH")]
-    pub add: Vec<PathBuf>,
-    /// Run the guest on the instruction clock (TCG `-icount shift=0`, one
-    /// vCPU): its clock counts one ns per instruction and a boot repeats
-    /// exactly, as for `cargo xtask bench --instructions`.
-    #[arg(long)]
-    pub instructions: bool,
-    /// The command and its arguments, run by busybox sh in the guest.
-    #[arg(last = true, required = true)]
-    pub command: Vec<String>,
 }
 
 fn main() {

@@ -311,8 +311,9 @@ fn use_tree(code: &[u8], i: usize) -> Vec<Module> {
 
 /// `text` without comments (`code`) and also without the contents of
 /// string and character literals (`bare`, for counting braces), at the
-/// same offsets. Paths in strings (`serde(with = "crate::...")`) stay in
-/// `code`.
+/// same offsets. A string that is a path (`serde(with = "crate::...")`)
+/// stays in `code`; one with spaces or semicolons is text, a fixture of
+/// source code, say, and is cleared there too.
 fn blank(text: &str) -> (Vec<u8>, Vec<u8>) {
     let t = text.as_bytes();
     let (mut code, mut bare) = (t.to_vec(), t.to_vec());
@@ -349,6 +350,9 @@ fn blank(text: &str) -> (Vec<u8>, Vec<u8>) {
                 j += if t[j] == b'\\' { 2 } else { 1 };
             }
             clear(&mut bare, open, j);
+            if text_not_path(&t[open..j.min(t.len())]) {
+                clear(&mut code, open, j);
+            }
             i = j + 1;
         } else if !after_word
             && (t[i..].starts_with(b"r#")
@@ -366,6 +370,9 @@ fn blank(text: &str) -> (Vec<u8>, Vec<u8>) {
             close.extend(std::iter::repeat_n(b'#', hashes));
             let end = find(j + 1, &close).unwrap_or(t.len());
             clear(&mut bare, j + 1, end);
+            if text_not_path(&t[(j + 1).min(t.len())..end]) {
+                clear(&mut code, j + 1, end);
+            }
             i = end + close.len();
         } else if t[i] == b'\'' {
             // A character literal, or a lifetime.
@@ -387,6 +394,13 @@ fn blank(text: &str) -> (Vec<u8>, Vec<u8>) {
         }
     }
     (code, bare)
+}
+
+/// Whether a string literal's contents are text rather than one path.
+fn text_not_path(contents: &[u8]) -> bool {
+    contents
+        .iter()
+        .any(|b| b.is_ascii_whitespace() || *b == b';' || *b == b'\\')
 }
 
 /// The strongly connected components of more than one module (Tarjan).

@@ -4,7 +4,7 @@ use crate::kernel::{self, series};
 use crate::paths::{qemu_dir, xtask_dir};
 use crate::run::{self as cmd, step, timed};
 
-use crate::KernelArgs;
+use crate::kernel::KernelArgs;
 use anyhow::{bail, Result};
 use clap::{Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};

@@ -12,10 +12,10 @@
 //! checks its own output: `git am` applies it to the pristine tree, with
 //! the poster as the author of every commit.
 
+use crate::kernel::KernelArgs;
 use crate::kernel::{self, BASE_TAG};
 use crate::paths::{patches_dir, workspace_root};
 use crate::run::{output, run_quiet, step};
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

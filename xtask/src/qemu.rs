@@ -3,17 +3,47 @@
 use crate::arch::Arch;
 use crate::console::{self, LineMender};
 use crate::guest::{self, Mode, Stage};
+use crate::kernel::KernelArgs;
 use crate::kernel::{self, Kernel};
 use crate::paths::xtask_dir;
 use crate::run::step;
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct QemuTestArgs {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
+    /// Only the SELinux boot (lsm=landlock,selinux, guest-tests/lsm.c under
+    /// a two-domain policy), not the whole suite. x86_64 kernels with the
+    /// series only.
+    #[arg(long)]
+    pub selinux_only: bool,
+}
+
+#[derive(Args)]
+pub struct QemuRunArgs {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
+    /// Copy this host file, or directory (recursively), into the guest as
+    /// /add/<name>. Repeatable.
+    #[arg(long = "add", value_name = "HOST_PATH")]
+    pub add: Vec<PathBuf>,
+    /// Run the guest on the instruction clock (TCG `-icount shift=0`, one
+    /// vCPU): its clock counts one ns per instruction and a boot repeats
+    /// exactly, as for `cargo xtask bench --instructions`.
+    #[arg(long)]
+    pub instructions: bool,
+    /// The command and its arguments, run by busybox sh in the guest.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
 
 /// Kernel log lines that mean the kernel is unhappy, whatever the tests say.
 /// Lockdep and might_sleep reports do not panic by themselves.

@@ -9,8 +9,8 @@
 
 use crate::deps;
 use crate::kernel;
+use crate::kernel::KernelArgs;
 use crate::run::{run_quiet, step, timed, with_ccache};
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};

@@ -15,9 +15,9 @@
 use crate::arch::Arch;
 use crate::guest::{self, Stage};
 use crate::kernel::Kernel;
+use crate::kernel::KernelArgs;
 use crate::paths::{workspace_root, xtask_dir};
 use crate::run::{run_quiet, step};
-use crate::KernelArgs;
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::path::PathBuf;
