@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * lsm: pidmap_info(2) and fdmap(2) withhold exactly what a real LSM makes
- * /proc withhold (security_task_read_info(), pidmap series 0001-0004).
+ * lsm: pidmap(2), pidmap_info(2) and fdmap(2) withhold exactly what a real
+ * LSM makes /proc withhold (security_task_read_info(), pidmap series
+ * 0001-0004).
  *
  * Our kernels boot with Smack and Landlock active, and once more with
  * SELinux and Landlock (lsm=landlock,selinux: Smack and SELinux cannot be
@@ -26,6 +27,17 @@
  *     /proc/SECRET/task; pidmap(2)'s PROCS ids still list Secret, as a
  *     readdir of /proc does.
  *
+ * Smack, per thread (smack_per_thread()): threads carry labels of their
+ * own, and every call must answer what opening the one /proc file its rule
+ * names answers (docs/ABI.md, "Which /proc file decides"): a Pub leader
+ * whose Secret thread forked C (CHILDREN withholds C, as
+ * /proc/M/task/T2/children is EACCES), a Pub thread of a Secret leader
+ * (its record and fd list withheld: /proc/P/task/T/stat is EACCES though
+ * /proc/T/stat opens), a Secret thread of a Pub leader (fdmap EACCES in
+ * the default view too), and TASKS withholding a group whose
+ * /proc/PID/task may not be read. The procfs view is compared with /proc,
+ * the default view with a hidepid=invisible mount.
+ *
  * SELinux: the same checks, with a minimal policy (cargo xtask builds it
  * from the kernel's class map with scripts/selinux/mdp and Debian's
  * checkpolicy) of two domains: base_t, which everything starts in, may do
@@ -42,7 +54,11 @@
  * record and fdmap(2) of the floor target fails with EACCES.
  */
 #define _GNU_SOURCE
+#include <linux/audit.h>
 #include <linux/landlock.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -50,6 +66,7 @@
 #include <stdbool.h>
 #include <sys/wait.h>
 #include <grp.h>
+#include <pthread.h>
 
 #include "pidmap_test.h"
 
@@ -394,6 +411,715 @@ static void run_child(void (*fn)(pid_t, pid_t), pid_t a, pid_t b)
 	checks++;
 }
 
+/* ------------------------------------------------------------------ */
+/* Smack, per thread: every object decided by its own /proc file       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Two thread groups whose threads carry labels of their own (Smack labels
+ * are per thread: /proc/thread-self/attr/smack/current):
+ *
+ *   M: leader "Pub", thread T2 "Secret"; T2 forked C (so C is "Secret"),
+ *      the leader forked D ("Pub");
+ *   P: leader "Secret", thread T "Pub".
+ *
+ * With "Reader Pub rx" and no rule from Reader to Secret, /proc gives the
+ * reader: /proc/M/task/M/children [D], /proc/M/task/T2/children EACCES,
+ * /proc/C/stat EACCES; /proc/P/task/T/stat EACCES (the walk searches
+ * /proc/P, labelled after P) while /proc/T/stat opens; /proc/M/task/T2/fd
+ * EACCES. Each call must give what opening the file its rule names gives
+ * (docs/ABI.md, "Which /proc file decides"), in the procfs view against
+ * /proc, and in the default view against a hidepid=invisible mount (the
+ * rule the default view applies; ENOENT there is the calls' ESRCH).
+ */
+struct tgroup {
+	pid_t tgid, tid;	/* the leader and its other thread */
+	pid_t tid_child;	/* forked by the thread, or 0 */
+	pid_t leader_child;	/* forked by the leader, or 0 */
+};
+
+struct tg_thread_arg {
+	const char *label;
+	bool fork_child;
+	int ready[2];
+	pid_t tid, child;
+};
+
+static void set_thread_label(const char *label)
+{
+	if (pt_write_file("/proc/thread-self/attr/smack/current", label))
+		pt_die("setting the thread's Smack label %s: %s", label, strerror(errno));
+}
+
+/* A child that becomes uid 65534 and waits to be killed. */
+static pid_t fork_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		become_nobody();
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void *tg_thread(void *p)
+{
+	struct tg_thread_arg *a = p;
+
+	if (a->label)
+		set_thread_label(a->label);
+	a->tid = pt_gettid();
+	if (a->fork_child)
+		a->child = fork_sleeper();
+	if (write(a->ready[1], "r", 1) != 1)
+		pt_die("thread ready");
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * A process labelled @leader_label with one more thread labelled
+ * @thread_label, both uid 65534; with @children, the thread and the leader
+ * each fork a child. Returns its ids once all are in place.
+ */
+static struct tgroup spawn_group(const char *leader_label, const char *thread_label,
+				 bool children)
+{
+	struct tgroup g = { 0 };
+	int report[2];
+	pid_t pid;
+
+	if (pipe2(report, O_CLOEXEC))
+		pt_die("pipe2");
+	pid = fork();
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		struct tg_thread_arg a = { .label = thread_label, .fork_child = children };
+		pthread_t th;
+		char c;
+
+		close(report[0]);
+		if (leader_label)
+			set_label(leader_label);
+		if (pipe2(a.ready, O_CLOEXEC) || pthread_create(&th, NULL, tg_thread, &a))
+			pt_die("pthread_create");
+		if (read(a.ready[0], &c, 1) != 1)
+			pt_die("thread never got ready");
+		g.tgid = getpid();
+		g.tid = a.tid;
+		g.tid_child = a.child;
+		if (children)
+			g.leader_child = fork_sleeper();
+		/* Labels are set: now drop root, in every thread (setxid). */
+		become_nobody();
+		if (write(report[1], &g, sizeof(g)) != sizeof(g))
+			pt_die("report");
+		for (;;)
+			pause();
+	}
+	close(report[1]);
+	if (read(report[0], &g, sizeof(g)) != sizeof(g))
+		pt_die("group %d never reported", pid);
+	close(report[0]);
+	/* The children become uid 65534 on their own: wait until they have. */
+	for (int i = 0; i < 2000; i++) {
+		char path[64];
+		struct stat st1 = { 0 }, st2 = { 0 };
+
+		snprintf(path, sizeof(path), "/proc/%d", g.tid_child);
+		if (g.tid_child && (stat(path, &st1) || st1.st_uid != 65534)) {
+			usleep(1000);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d", g.leader_child);
+		if (g.leader_child && (stat(path, &st2) || st2.st_uid != 65534)) {
+			usleep(1000);
+			continue;
+		}
+		return g;
+	}
+	pt_die("the children of %d never became uid 65534", g.tgid);
+}
+
+/* The hidepid=invisible mount that stands for the default view's rule. */
+#define PROC_INVISIBLE "/tmp/pidmap-lsm-proc-invisible"
+
+/*
+ * errno of opening @ref/@rel (0 if it opens). ENOENT, a hidden or gone
+ * task, is what the calls report as ESRCH.
+ */
+static int ref_errno(const char *ref, const char *rel, int flags)
+{
+	char path[256];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", ref, rel);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	return e == ENOENT ? ESRCH : e;
+}
+
+/* errno of looking up @ref/@tgid/task, which searches @ref/@tgid. */
+static int ref_search_errno(const char *ref, pid_t tgid)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/task", ref, tgid);
+	if (stat(path, &st) == 0)
+		return 0;
+	return errno == ENOENT ? ESRCH : errno;
+}
+
+/* The ids a readdir of @ref/@rel lists; its errno as ref_errno()'s. */
+static int ref_readdir(const char *ref, const char *rel, struct pt_ids *out)
+{
+	char path[256];
+	int e;
+
+	snprintf(path, sizeof(path), "%s/%s", ref, rel);
+	e = pt_readdir_ids(path, out);
+	return e == ENOENT ? ESRCH : e;
+}
+
+/* The pids a children file lists; its errno as ref_errno()'s. */
+static int ref_children(const char *ref, pid_t tgid, pid_t tid, struct pt_ids *out)
+{
+	char path[256], buf[512], *p, *end;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/children", ref, tgid, tid);
+	e = read_file(path, buf, sizeof(buf));
+	if (e)
+		return -e == ENOENT ? ESRCH : -e;
+	for (p = buf;; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		pt_ids_push(out, (int)v);
+	}
+	pt_ids_sort(out);
+	return 0;
+}
+
+static void ids_from(struct pt_ids *out, const __u32 *ids, long n)
+{
+	for (long i = 0; i < n; i++)
+		pt_ids_push(out, (int)ids[i]);
+	pt_ids_sort(out);
+}
+
+/* A listing (or the error) against the reference's. */
+static void check_ids(const char *what, long n, int err, const struct pt_ids *got, int want_err,
+		      const struct pt_ids *want)
+{
+	if (want_err) {
+		CHECK(n < 0 && err == want_err, "%s: %ld (%s), /proc says %s", what, n,
+		      n < 0 ? pt_errname(err) : "listed", pt_errname(want_err));
+		return;
+	}
+	CHECK(n >= 0, "%s: %s, /proc lists %zu", what, pt_errname(err), want->n);
+	if (n >= 0 && !pt_ids_equal(got, want)) {
+		pt_ids_diff(what, got, want);
+		CHECK(0, "%s: not what /proc lists", what);
+	}
+}
+
+/* pidmap(2) of @scope and @pidfd, every id, as a set; its errno. */
+static long list_ids(__u32 scope, int pidfd, int view, struct pt_ids *out, int *err)
+{
+	__u32 ids[NREC];
+	long n = pidmap_list(scope, pidfd, view, 0, 0, ids, NREC);
+
+	*err = n < 0 ? errno : 0;
+	if (n >= NREC)
+		pt_die("more than %d ids", NREC);
+	if (n > 0)
+		ids_from(out, ids, n);
+	return n;
+}
+
+/* pidmap_info(2) of @scope and @pidfd: the tids with a record; its errno. */
+static long list_records(__u32 scope, int pidfd, int view, struct pt_ids *out, int *err)
+{
+	static struct pidmap_info recs[NREC];
+	long n = pidmap_info_list(scope, pidfd, view, 0, 0, recs, NREC, sizeof(*recs),
+				  PIDMAP_INFO_ALL_V3);
+
+	*err = n < 0 ? errno : 0;
+	if (n >= NREC)
+		pt_die("more than %d records", NREC);
+	for (long i = 0; i < n; i++)
+		pt_ids_push(out, (int)recs[i].tid);
+	pt_ids_sort(out);
+	return n;
+}
+
+/* Every check of one group in one view (@view: a /proc fd, or -1). */
+static void thread_group_checks(const char *vname, int view, const char *ref,
+				const struct tgroup *g)
+{
+	pid_t tids[2] = { g->tgid, g->tid };
+	struct pt_ids got = { 0 }, want = { 0 }, all = { 0 };
+	char what[160], rel[96];
+	int pidfd, tpidfd, err, want_err, fds[64];
+	long n;
+
+	pidfd = pt_pidfd(g->tgid, 0);
+	tpidfd = pt_pidfd(g->tid, PIDFD_THREAD);
+
+	/* THREADS: reading /proc/TGID/task. */
+	snprintf(rel, sizeof(rel), "%d/task", g->tgid);
+	want_err = ref_readdir(ref, rel, &want);
+	n = list_ids(PIDMAP_SCOPE_THREADS, pidfd, view, &got, &err);
+	snprintf(what, sizeof(what), "%s: THREADS of %d", vname, g->tgid);
+	check_ids(what, n, err, &got, want_err, &want);
+
+	/* THREADS records: each thread's /proc/TGID/task/TID/stat. */
+	pt_ids_clear(&got);
+	n = list_records(PIDMAP_SCOPE_THREADS, pidfd, view, &got, &err);
+	if (!want_err) {
+		pt_ids_clear(&want);
+		for (int i = 0; i < 2; i++) {
+			snprintf(rel, sizeof(rel), "%d/task/%d/stat", g->tgid, tids[i]);
+			if (!ref_errno(ref, rel, O_RDONLY))
+				pt_ids_push(&want, tids[i]);
+		}
+		pt_ids_sort(&want);
+	}
+	snprintf(what, sizeof(what), "%s: THREADS records of %d", vname, g->tgid);
+	check_ids(what, n, err, &got, want_err, &want);
+
+	/* TASKS ids and records: the group's part of them. */
+	pt_ids_clear(&all);
+	n = list_ids(PIDMAP_SCOPE_TASKS, 0, view, &all, &err);
+	CHECK(n > 0, "%s: TASKS: %ld (%s)", vname, n, pt_errname(err));
+	pt_ids_clear(&got);
+	pt_ids_clear(&want);
+	for (int i = 0; i < 2; i++)
+		if (pt_ids_has(&all, tids[i]))
+			pt_ids_push(&got, tids[i]);
+	snprintf(rel, sizeof(rel), "%d/task", g->tgid);
+	if (ref_readdir(ref, rel, &want))
+		pt_ids_clear(&want);
+	snprintf(what, sizeof(what), "%s: TASKS, the threads of %d", vname, g->tgid);
+	check_ids(what, 0, 0, &got, 0, &want);
+
+	pt_ids_clear(&all);
+	n = list_records(PIDMAP_SCOPE_TASKS, 0, view, &all, &err);
+	CHECK(n > 0, "%s: TASKS records: %ld (%s)", vname, n, pt_errname(err));
+	pt_ids_clear(&got);
+	for (int i = 0; i < 2; i++)
+		if (pt_ids_has(&all, tids[i]))
+			pt_ids_push(&got, tids[i]);
+	{
+		struct pt_ids listed = { 0 };
+
+		snprintf(rel, sizeof(rel), "%d/task", g->tgid);
+		pt_ids_clear(&want);
+		if (!ref_readdir(ref, rel, &listed))
+			for (int i = 0; i < 2; i++) {
+				snprintf(rel, sizeof(rel), "%d/task/%d/stat", g->tgid, tids[i]);
+				if (pt_ids_has(&listed, tids[i]) && !ref_errno(ref, rel, O_RDONLY))
+					pt_ids_push(&want, tids[i]);
+			}
+		pt_ids_sort(&want);
+		pt_ids_free(&listed);
+	}
+	snprintf(what, sizeof(what), "%s: TASKS records of %d's threads", vname, g->tgid);
+	check_ids(what, 0, 0, &got, 0, &want);
+
+	/* PROCS records: /proc/TGID/stat. */
+	pt_ids_clear(&all);
+	n = list_records(PIDMAP_SCOPE_PROCS, 0, view, &all, &err);
+	snprintf(rel, sizeof(rel), "%d/stat", g->tgid);
+	CHECK(pt_ids_has(&all, g->tgid) == !ref_errno(ref, rel, O_RDONLY),
+	      "%s: PROCS record of %d: %s, opening its stat: %s", vname, g->tgid,
+	      pt_ids_has(&all, g->tgid) ? "returned" : "withheld",
+	      pt_errname(ref_errno(ref, rel, O_RDONLY)));
+
+	/* CHILDREN: /proc/TGID searched, then each thread's children file. */
+	pt_ids_clear(&want);
+	want_err = ref_search_errno(ref, g->tgid);
+	if (!want_err)
+		for (int i = 0; i < 2; i++)
+			ref_children(ref, g->tgid, tids[i], &want);
+	pt_ids_sort(&want);
+	pt_ids_clear(&got);
+	n = list_ids(PIDMAP_SCOPE_CHILDREN, pidfd, view, &got, &err);
+	snprintf(what, sizeof(what), "%s: CHILDREN of %d", vname, g->tgid);
+	check_ids(what, n, err, &got, want_err, &want);
+
+	/* CHILDREN records: those listed whose /proc/PID/stat opens. */
+	if (!want_err) {
+		struct pt_ids listed = want;
+
+		want = (struct pt_ids){ 0 };
+		for (size_t i = 0; i < listed.n; i++) {
+			snprintf(rel, sizeof(rel), "%d/stat", listed.v[i]);
+			if (!ref_errno(ref, rel, O_RDONLY))
+				pt_ids_push(&want, listed.v[i]);
+		}
+		pt_ids_free(&listed);
+	}
+	pt_ids_clear(&got);
+	n = list_records(PIDMAP_SCOPE_CHILDREN, pidfd, view, &got, &err);
+	snprintf(what, sizeof(what), "%s: CHILDREN records of %d", vname, g->tgid);
+	check_ids(what, n, err, &got, want_err, &want);
+
+	/* fdmap: /proc/TGID/fd of the process, /proc/TGID/task/TID/fd of a thread. */
+	for (int t = 0; t < 2; t++) {
+		int fd = t ? tpidfd : pidfd;
+
+		if (t)
+			snprintf(rel, sizeof(rel), "%d/task/%d/fd", g->tgid, g->tid);
+		else
+			snprintf(rel, sizeof(rel), "%d/fd", g->tgid);
+		pt_ids_clear(&want);
+		want_err = ref_readdir(ref, rel, &want);
+		pt_ids_clear(&got);
+		n = fdmap_list(fd, view, 0, fds, 64);
+		err = n < 0 ? errno : 0;
+		for (long i = 0; i < n; i++)
+			pt_ids_push(&got, fds[i]);
+		pt_ids_sort(&got);
+		snprintf(what, sizeof(what), "%s: fdmap of %s %d (%s)", vname,
+			 t ? "thread" : "process", t ? g->tid : g->tgid, rel);
+		check_ids(what, n, err, &got, want_err, &want);
+	}
+	close(tpidfd);
+	close(pidfd);
+	pt_ids_free(&got);
+	pt_ids_free(&want);
+	pt_ids_free(&all);
+}
+
+/* The reader: the policy is the one intended, then every check, both views. */
+static struct tgroup lsm_groups[2];
+
+static void smack_thread_reader(pid_t unused1, pid_t unused2)
+{
+	const struct tgroup *m = &lsm_groups[0], *p = &lsm_groups[1];
+	struct pt_ids want = { 0 };
+	char rel[96];
+	int view, e;
+
+	(void)unused1;
+	(void)unused2;
+	set_label("Reader");
+	become_nobody();
+	pt_name = "lsm(smack, per thread)";
+
+	/* The scenario is in force, or the checks below prove nothing. */
+	e = ref_children("/proc", m->tgid, m->tid, &want);
+	CHECK(e == EACCES, "/proc/%d/task/%d/children (Secret thread): %s, not EACCES", m->tgid,
+	      m->tid, pt_errname(e));
+	pt_ids_clear(&want);
+	e = ref_children("/proc", m->tgid, m->tgid, &want);
+	CHECK(e == 0 && want.n == 1 && want.v[0] == m->leader_child,
+	      "/proc/%d/task/%d/children: %s, %zu ids, not [%d]", m->tgid, m->tgid, pt_errname(e),
+	      want.n, m->leader_child);
+	snprintf(rel, sizeof(rel), "%d/stat", m->tid_child);
+	e = ref_errno("/proc", rel, O_RDONLY);
+	CHECK(e == EACCES, "/proc/%d/stat (C, Secret): %s, not EACCES", m->tid_child, pt_errname(e));
+	snprintf(rel, sizeof(rel), "%d/task/%d/stat", p->tgid, p->tid);
+	e = ref_errno("/proc", rel, O_RDONLY);
+	CHECK(e == EACCES, "/proc/%s (Pub thread of a Secret leader): %s, not EACCES", rel,
+	      pt_errname(e));
+	snprintf(rel, sizeof(rel), "%d/stat", p->tid);
+	e = ref_errno("/proc", rel, O_RDONLY);
+	CHECK(e == 0, "/proc/%s (the same thread by its own id): %s", rel, pt_errname(e));
+	snprintf(rel, sizeof(rel), "%d/task/%d/fd", m->tgid, m->tid);
+	e = ref_errno("/proc", rel, O_RDONLY | O_DIRECTORY);
+	CHECK(e == EACCES, "/proc/%s (Secret thread of a Pub leader): %s, not EACCES", rel,
+	      pt_errname(e));
+	snprintf(rel, sizeof(rel), "%d/task/%d/fd", m->tgid, m->tid);
+	e = ref_errno(PROC_INVISIBLE, rel, O_RDONLY | O_DIRECTORY);
+	CHECK(e == EACCES, "%s/%s (hidepid=invisible): %s, not EACCES", PROC_INVISIBLE, rel,
+	      pt_errname(e));
+	pt_ids_free(&want);
+
+	view = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (view < 0)
+		pt_die("open /proc");
+	for (int i = 0; i < 2; i++) {
+		thread_group_checks("procfs view", view, "/proc", &lsm_groups[i]);
+		thread_group_checks("default view", -1, PROC_INVISIBLE, &lsm_groups[i]);
+	}
+	close(view);
+}
+
+/* Sets the groups up (as root), runs the reader, kills them. */
+static void smack_per_thread(void)
+{
+	if (pt_write_file("/sys/fs/smackfs/load2", "Reader Pub rx"))
+		pt_die("loading the Smack rules: %s", strerror(errno));
+	mkdir(PROC_INVISIBLE, 0755);
+	if (mount("proc", PROC_INVISIBLE, "proc", 0, "hidepid=invisible"))
+		pt_die("mounting a hidepid=invisible /proc: %s", strerror(errno));
+	lsm_groups[0] = spawn_group("Pub", "Secret", true);
+	lsm_groups[1] = spawn_group("Secret", "Pub", false);
+	run_child(smack_thread_reader, 0, 0);
+	kill(lsm_groups[0].tid_child, SIGKILL);
+	kill(lsm_groups[0].leader_child, SIGKILL);
+	kill(lsm_groups[0].tgid, SIGKILL);
+	kill(lsm_groups[1].tgid, SIGKILL);
+	umount(PROC_INVISIBLE);
+}
+
+/* ------------------------------------------------------------------ */
+/* SELinux: no AVC record where the calls check without auditing        */
+/* ------------------------------------------------------------------ */
+
+/* This process as the audit daemon: AVC records come to @fd. */
+static int audit_become_daemon(pid_t pid)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct {
+		struct nlmsghdr h;
+		struct audit_status s;
+	} req;
+	static int fd = -1;
+
+	if (fd < 0)
+		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT);
+	if (fd < 0)
+		pt_die("the audit netlink socket: %s (CONFIG_AUDIT?)", strerror(errno));
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = AUDIT_SET;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.s.mask = AUDIT_STATUS_PID;
+	req.s.pid = pid;
+	if (sendto(fd, &req, req.h.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		pt_die("AUDIT_SET pid %d: %s", pid, strerror(errno));
+	return fd;
+}
+
+/*
+ * The AVC records that reach @fd until none came for half a second (the
+ * kernel's audit thread sends them on its own time).
+ */
+static long audit_count_avc(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[8192];
+	long avc = 0;
+
+	while (poll(&pfd, 1, 500) > 0) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n <= 0)
+			break;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+			if (h->nlmsg_type == AUDIT_AVC)
+				avc++;
+	}
+	return avc;
+}
+
+/* The reader's default-view listings, which must not audit. */
+static void selinux_quiet_listings(pid_t secret, pid_t floor)
+{
+	static struct pidmap_info recs[NREC];
+	__u32 ids[NREC];
+	long n;
+
+	(void)floor;
+	become_nobody();
+	pt_name = "lsm(selinux, audit)";
+	n = pidmap_list(PIDMAP_SCOPE_PROCS, 0, -1, 0, 0, ids, NREC);
+	CHECK(n > 0, "pidmap(2), default view: %ld (%s)", n, strerror(errno));
+	for (long i = 0; i < n; i++)
+		CHECK((pid_t)ids[i] != secret, "the default view lists Secret (%d)", secret);
+	n = pidmap_list(PIDMAP_SCOPE_TASKS, 0, -1, 0, 0, ids, NREC);
+	CHECK(n > 0, "pidmap(2) TASKS, default view: %ld (%s)", n, strerror(errno));
+	n = pidmap_info_list(PIDMAP_SCOPE_PROCS, 0, -1, 0, 0, recs, NREC, sizeof(*recs),
+			     PIDMAP_INFO_ALL_V3);
+	CHECK(n > 0, "pidmap_info(2), default view: %ld (%s)", n, strerror(errno));
+}
+
+/* A denied open of Secret's stat: audited, as it always was. */
+static void selinux_denied_open(pid_t secret, pid_t floor)
+{
+	(void)floor;
+	become_nobody();
+	pt_name = "lsm(selinux, audit)";
+	CHECK(open_errno("/proc/%d/stat", secret, O_RDONLY) == EACCES,
+	      "opening Secret's stat is not EACCES");
+}
+
+/*
+ * The default view checks each task with PTRACE_MODE_NOAUDIT: no AVC
+ * record for a task hidden from an unprivileged listing (the SELinux prep
+ * patch makes selinux_ptrace_access_check() honour the flag). The denied
+ * open beside it shows that the records are counted at all.
+ */
+static void selinux_audit_checks(pid_t secret, pid_t floor)
+{
+	int fd = audit_become_daemon(getpid());
+	long quiet, loud;
+
+	pt_name = "lsm(selinux, audit)";
+	audit_count_avc(fd);
+	run_child(selinux_quiet_listings, secret, floor);
+	quiet = audit_count_avc(fd);
+	run_child(selinux_denied_open, secret, floor);
+	loud = audit_count_avc(fd);
+	audit_become_daemon(0);
+	printf("lsm(selinux, audit): AVC records: %ld for 3 unprivileged default-view listings "
+	       "with a hidden secret_t task, %ld for one denied open of its stat\n",
+	       quiet, loud);
+	CHECK(quiet == 0, "%ld AVC records for default-view listings that check with "
+	      "PTRACE_MODE_NOAUDIT", quiet);
+	CHECK(loud >= 1, "no AVC record for a denied open of /proc/%d/stat: the count proves "
+	      "nothing", secret);
+}
+
+/* ------------------------------------------------------------------ */
+/* AppArmor: a profile's file rules, by path                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * cargo xtask compiles this profile with Debian's apparmor_parser (AppArmor
+ * 3.0's feature ABI) and puts the binary policy here; lsm loads it through
+ * securityfs. pidmap_reader may do everything but open the stat file,
+ * the fd and task directories and the children file of a task whose id is
+ * even, as /proc/PID/... or /proc/PID/task/TID/... (xtask/src/selinux.rs,
+ * APPARMOR_PROFILE, has the rules), so every call's answer for a task can be told from its neighbour's, and
+ * must be what opening the file gives the confined caller: through a /proc
+ * fd opened before the profile applied, through one opened after, and in
+ * the default view (whose paths the hook builds below /proc).
+ */
+#define APPARMOR_POLICY "/etc/pidmap-apparmor.policy"
+#define APPARMOR_PROFILE "pidmap_reader"
+#define AA_GROUPS 4
+
+static struct tgroup aa_groups[AA_GROUPS];
+
+static void load_apparmor_policy(void)
+{
+	struct stat st;
+	char *policy;
+	int fd, out;
+
+	fd = open(APPARMOR_POLICY, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		pt_die("%s: %s", APPARMOR_POLICY, strerror(errno));
+	policy = malloc(st.st_size);
+	if (!policy || read(fd, policy, st.st_size) != st.st_size)
+		pt_die("reading %s", APPARMOR_POLICY);
+	close(fd);
+	out = open("/sys/kernel/security/apparmor/.load", O_WRONLY | O_CLOEXEC);
+	if (out < 0 || write(out, policy, st.st_size) != st.st_size)
+		pt_die("loading the AppArmor policy: %s", strerror(errno));
+	close(out);
+	free(policy);
+}
+
+/* Outcomes of opening one kind of file over every group: both must occur. */
+static void aa_both_outcomes(const char *what, const char *fmt, bool thread)
+{
+	int allowed = 0, denied = 0;
+
+	for (int i = 0; i < AA_GROUPS; i++) {
+		char rel[96];
+		int e;
+
+		if (thread)
+			snprintf(rel, sizeof(rel), fmt, aa_groups[i].tgid, aa_groups[i].tid);
+		else
+			snprintf(rel, sizeof(rel), fmt, aa_groups[i].tgid);
+		e = ref_errno("/proc", rel, O_RDONLY);
+		allowed += e == 0;
+		denied += e == EACCES;
+	}
+	CHECK(allowed && denied, "%s: %d groups may open it, %d get EACCES: the profile is not "
+	      "in force as written", what, allowed, denied);
+}
+
+static void apparmor_reader(pid_t unused1, pid_t unused2)
+{
+	int kept, fresh;
+
+	(void)unused1;
+	(void)unused2;
+	pt_name = "lsm(apparmor)";
+	kept = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (kept < 0)
+		pt_die("open /proc");
+	become_nobody();
+	if (pt_write_file("/proc/self/attr/apparmor/current",
+			  "changeprofile " APPARMOR_PROFILE))
+		pt_die("changing to profile %s: %s", APPARMOR_PROFILE, strerror(errno));
+	fresh = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fresh < 0)
+		pt_die("open /proc under the profile: %s", strerror(errno));
+
+	aa_both_outcomes("/proc/PID/stat", "%d/stat", false);
+	aa_both_outcomes("/proc/PID/fd", "%d/fd", false);
+	aa_both_outcomes("/proc/PID/task", "%d/task", false);
+	aa_both_outcomes("/proc/PID/task/TID/stat", "%d/task/%d/stat", true);
+	aa_both_outcomes("/proc/PID/task/TID/children", "%d/task/%d/children", true);
+	for (int i = 0; i < AA_GROUPS; i++) {
+		thread_group_checks("/proc fd kept from before the profile", kept, "/proc",
+				    &aa_groups[i]);
+		thread_group_checks("/proc fd opened under the profile", fresh, "/proc",
+				    &aa_groups[i]);
+		thread_group_checks("default view", -1, "/proc", &aa_groups[i]);
+	}
+	close(fresh);
+	close(kept);
+}
+
+/*
+ * Groups of two threads, each thread with a child, until the leaders and
+ * the other threads include both even and odd ids.
+ */
+static void apparmor_checks(void)
+{
+	int tries = 0;
+
+	load_apparmor_policy();
+	for (;;) {
+		int even_l = 0, even_t = 0;
+
+		for (int i = 0; i < AA_GROUPS; i++)
+			aa_groups[i] = spawn_group(NULL, NULL, true);
+		for (int i = 0; i < AA_GROUPS; i++) {
+			even_l += aa_groups[i].tgid % 2 == 0;
+			even_t += aa_groups[i].tid % 2 == 0;
+		}
+		if (even_l && even_l < AA_GROUPS && even_t && even_t < AA_GROUPS)
+			break;
+		for (int i = 0; i < AA_GROUPS; i++) {
+			kill(aa_groups[i].tid_child, SIGKILL);
+			kill(aa_groups[i].leader_child, SIGKILL);
+			kill(aa_groups[i].tgid, SIGKILL);
+		}
+		if (++tries == 20)
+			pt_die("no mix of even and odd ids in 20 tries");
+	}
+	run_child(apparmor_reader, 0, 0);
+	for (int i = 0; i < AA_GROUPS; i++) {
+		kill(aa_groups[i].tid_child, SIGKILL);
+		kill(aa_groups[i].leader_child, SIGKILL);
+		kill(aa_groups[i].tgid, SIGKILL);
+	}
+}
+
 static void landlocked2(pid_t floor, pid_t unused)
 {
 	(void)unused;
@@ -404,6 +1130,7 @@ int main(void)
 {
 	const char *want = getenv("PIDMAP_LSM") ? getenv("PIDMAP_LSM") : "smack";
 	bool selinux = strcmp(want, "selinux") == 0;
+	bool apparmor = strcmp(want, "apparmor") == 0;
 	char lsms[256] = "";
 	long splats0 = pt_count_splats();
 	pid_t secret, floor;
@@ -424,11 +1151,16 @@ int main(void)
 		       want, lsms, err ? strerror(-err) : "read");
 		return KSFT_FAIL;
 	}
-	if (selinux) {
+	if (apparmor) {
+		secret = spawn_target(NULL);
+		floor = spawn_target(NULL);
+		apparmor_checks();
+	} else if (selinux) {
 		load_selinux_policy();
 		secret = spawn_selinux_target(SELINUX_SECRET);
 		floor = spawn_selinux_target(NULL);
 		run_child(selinux_reader, secret, floor);
+		selinux_audit_checks(secret, floor);
 	} else {
 		mkdir("/sys/fs/smackfs", 0755);
 		mount("smackfs", "/sys/fs/smackfs", "smackfs", 0, NULL);
@@ -438,6 +1170,7 @@ int main(void)
 		secret = spawn_target("Secret");
 		floor = spawn_target(NULL);
 		run_child(smack_reader, secret, floor);
+		smack_per_thread();
 	}
 	run_child(landlocked2, floor, 0);
 	kill(secret, SIGKILL);
