@@ -15,15 +15,38 @@
 //! * `sysinfo` — `System::refresh_processes_specifics` with tasks, CPU
 //!   times and memory.
 //!
+//! Two more rows are not readers but the kernel's own cost of producing
+//! the files, which no /proc reader goes below (no listing, no parsing):
+//!
+//! * `floor: pread kept stat` — one `pread` from offset 0 of every task's
+//!   `/proc/TGID/task/TID/stat`, kept open from the first refresh: what a
+//!   reader that keeps its files pays at the least;
+//! * `floor: open+read+close stat` — the same files opened by their path
+//!   below a `/proc` fd, read and closed: what a reader that keeps
+//!   nothing pays at the least.
+//!
 //! Before timing, one refresh of each is cross-checked: they must have
-//! seen the same tids, but for tasks that came or went between them.
+//! seen the same tids, but for tasks that came or went between them, and
+//! the readers' rows of those tids must agree (tgid, ppid, comm, start
+//! time; the state and CPU times move).
+//!
+//! The clock is the CPU time of this process (`CLOCK_PROCESS_CPUTIME_ID`,
+//! user + system: the kernel's work in the readers' system calls counts,
+//! other processes' load does not, but for what they do to the caches);
+//! the wall clock is shown beside it. No method runs a thread of its own
+//! (sysinfo is built without `multithread`).
+//!
+//! The kept files of `pidmap` and sysinfo count against `RLIMIT_NOFILE`
+//! (each keeps up to half of it) and so do the floor's: the bench raises
+//! the limit to `--nofile N` (default 65536) when it may, else its soft
+//! limit to the hard one, and prints what it got.
 //!
 //! Run: `cargo bench -p pidmap --bench peers` (the host's tasks, then
 //! with 100 processes × 100 parked threads forked for the run, killed and
 //! reaped after it); `-- --rounds N` sets the rounds (default 30),
 //! `-- --no-family` skips the second set, `-- --only-family` the first,
-//! `-- --only NAME` runs the methods whose name contains NAME (for a
-//! profiler).
+//! `-- --only NAME` runs the method so named, or those whose name
+//! contains NAME (for a profiler or `strace -c`).
 //!
 //! Notes on what each reads: the fallback reads `stat` and, for the exact
 //! RSS `ps` shows, `statm` per thread group (its resident field, the sum
@@ -33,11 +56,13 @@
 //! reads `stat` only (its rss is stat's approximate counter); sysinfo
 //! reads `stat` and `statm` and keeps files open between refreshes.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use pidmap::{Backend, InfoFields, Pidmap, Query, TaskInfo};
+use rustix::fs::{Mode, OFlags};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
 const FIELDS: InfoFields = InfoFields::TGID
@@ -64,7 +89,29 @@ struct Row<'a> {
     comm: &'a str,
 }
 
-type Refresh<'a> = Box<dyn FnMut(&mut Vec<i32>) -> usize + 'a>;
+/// What the cross-check compares of a row, in common units; `None` where
+/// a method does not give the field in a comparable form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Check {
+    tgid: Option<i32>,
+    ppid: Option<i32>,
+    comm: Option<String>,
+    /// Clock ticks since boot.
+    start_ticks: Option<u64>,
+}
+
+/// A refresh: the tids seen into the first `Vec`, and, for the
+/// cross-check only (never while timed), each row's [`Check`]. It returns
+/// the CPU time it took when that was measured in another process (the
+/// floors), else `None` (measured around the call).
+type Refresh<'a> =
+    Box<dyn FnMut(&mut Vec<i32>, Option<&mut BTreeMap<i32, Check>>) -> Option<Duration> + 'a>;
+
+fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(hz).unwrap_or(100)
+}
 
 fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static> {
     let mut builder = Pidmap::builder().keep_files(keep_files);
@@ -75,8 +122,9 @@ fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static>
     if backend.is_none() {
         println!("  pidmap auto: {:?} backend", pm.active());
     }
+    let hz = clock_ticks_per_sec();
     let mut recs: Vec<TaskInfo> = Vec::new();
-    Box::new(move |tids| {
+    Box::new(move |tids, mut check| {
         pm.fill_info(Query::all_tasks(), FIELDS, &mut recs)
             .expect("pidmap refresh");
         tids.clear();
@@ -99,14 +147,32 @@ fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static>
             };
             bytes += black_box(&row).comm.len();
             tids.push(row.tid);
+            if let Some(check) = check.as_deref_mut() {
+                let start = r.start_time.expect("a start time");
+                let ticks =
+                    start.as_secs() * hz + u64::from(start.subsec_nanos()) * hz / 1_000_000_000;
+                check.insert(
+                    row.tid,
+                    Check {
+                        tgid: Some(row.tgid),
+                        ppid: Some(row.ppid),
+                        comm: r
+                            .comm
+                            .as_ref()
+                            .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned()),
+                        start_ticks: Some(ticks),
+                    },
+                );
+            }
         }
-        bytes
+        black_box(bytes);
+        None
     })
 }
 
 fn procfs_method() -> Refresh<'static> {
     let page = procfs::page_size();
-    Box::new(move |tids| {
+    Box::new(move |tids, mut check| {
         tids.clear();
         let mut bytes = 0;
         for p in procfs::process::all_processes().expect("procfs").flatten() {
@@ -126,9 +192,21 @@ fn procfs_method() -> Refresh<'static> {
                 };
                 bytes += black_box(&row).comm.len();
                 tids.push(row.tid);
+                if let Some(check) = check.as_deref_mut() {
+                    check.insert(
+                        row.tid,
+                        Check {
+                            tgid: Some(row.tgid),
+                            ppid: Some(row.ppid),
+                            comm: Some(row.comm.to_owned()),
+                            start_ticks: Some(row.start),
+                        },
+                    );
+                }
             }
         }
-        bytes
+        black_box(bytes);
+        None
     })
 }
 
@@ -138,15 +216,16 @@ fn sysinfo_method() -> Refresh<'static> {
         .with_cpu()
         .with_memory()
         .with_tasks();
-    Box::new(move |tids| {
+    Box::new(move |tids, mut check| {
         sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
         tids.clear();
         let mut bytes = 0;
         for (pid, p) in sys.processes() {
             let tid = i32::try_from(pid.as_u32()).unwrap_or(0);
-            let tgid = match p.thread_kind() {
-                Some(_) => p.parent().map_or(0, sysinfo::Pid::as_u32),
-                None => pid.as_u32(),
+            let thread = p.thread_kind() == Some(sysinfo::ThreadKind::Userland);
+            let tgid = match thread {
+                true => p.parent().map_or(0, sysinfo::Pid::as_u32),
+                false => pid.as_u32(),
             };
             let name = p.name().to_string_lossy();
             let row = Row {
@@ -164,8 +243,186 @@ fn sysinfo_method() -> Refresh<'static> {
             };
             bytes += black_box(&row).comm.len();
             tids.push(row.tid);
+            if let Some(check) = check.as_deref_mut() {
+                // A thread's parent is its process here, not the ppid;
+                // the name and the start time (seconds since the epoch)
+                // are sysinfo's own.
+                check.insert(
+                    row.tid,
+                    Check {
+                        tgid: Some(row.tgid),
+                        ppid: (!thread).then_some(row.ppid),
+                        comm: None,
+                        start_ticks: None,
+                    },
+                );
+            }
         }
-        bytes
+        black_box(bytes);
+        None
+    })
+}
+
+/// `TGID/task/TID/stat` of every task, below the proc root (set-up, not
+/// timed).
+fn task_stat_paths() -> Vec<(i32, i32, std::ffi::CString)> {
+    let ids = |dir: &str| -> Vec<i32> {
+        std::fs::read_dir(dir).map_or_else(
+            |_| Vec::new(),
+            |d| {
+                d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                    .collect()
+            },
+        )
+    };
+    let mut paths = Vec::new();
+    for tgid in ids("/proc") {
+        for tid in ids(&format!("/proc/{tgid}/task")) {
+            let path = format!("{tgid}/task/{tid}/stat");
+            paths.push((tid, tgid, std::ffi::CString::new(path).expect("no NUL")));
+        }
+    }
+    paths
+}
+
+fn open_proc_root() -> OwnedFd {
+    rustix::fs::open(
+        "/proc",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .expect("/proc")
+}
+
+/// The floors, measured in a child process of their own: the kept
+/// files of `pidmap` and sysinfo take most of the fd table this process
+/// may have (each up to half of `RLIMIT_NOFILE`), and the kept floor needs
+/// one fd per task. The child is forked while the bench has one thread,
+/// does one refresh per request and answers with its own CPU time for it
+/// and how many files it read.
+struct FloorChild {
+    pid: libc::pid_t,
+    link: std::os::unix::net::UnixStream,
+}
+
+impl FloorChild {
+    fn spawn() -> FloorChild {
+        let (parent, child) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        // SAFETY: the bench has no other thread, so the child may
+        // allocate; it never returns, it exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork");
+        if pid == 0 {
+            drop(parent);
+            floor_child_main(child);
+        }
+        FloorChild { pid, link: parent }
+    }
+
+    /// One refresh of floor `which`: the child's CPU time for it and the
+    /// files it read.
+    fn refresh(&mut self, which: u8) -> (Duration, u64) {
+        use std::io::{Read, Write};
+        self.link.write_all(&[which]).expect("to the floor child");
+        let mut answer = [0u8; 16];
+        self.link
+            .read_exact(&mut answer)
+            .expect("from the floor child");
+        let [ns, files] = [&answer[..8], &answer[8..]]
+            .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")));
+        (Duration::from_nanos(ns), files)
+    }
+}
+
+impl Drop for FloorChild {
+    fn drop(&mut self) {
+        // SAFETY: killing and reaping our own child.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+const FLOOR_PREAD: u8 = b'p';
+const FLOOR_OPEN: u8 = b'o';
+
+/// The floor child: on `p`, one `pread` from offset 0 of every task's
+/// `stat`, opened at the first request and kept (procfs formats it anew
+/// for each); on `o`, the same files opened by their path below a kept
+/// `/proc` fd, read once and closed. No listing, no parsing. A task gone
+/// since is not counted.
+fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
+    use std::io::{Read, Write};
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let root = open_proc_root();
+    let paths = task_stat_paths();
+    let kept: Vec<OwnedFd> = paths
+        .iter()
+        .filter_map(|(_, _, path)| {
+            rustix::fs::openat(
+                &root,
+                path.as_c_str(),
+                OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()
+        })
+        .collect();
+    let mut buf = [0u8; 1024];
+    let mut which = [0u8; 1];
+    while link.read_exact(&mut which).is_ok() {
+        let start = cpu_time();
+        let mut files = 0u64;
+        match which[0] {
+            FLOOR_PREAD => {
+                for fd in &kept {
+                    if rustix::io::pread(fd, &mut buf, 0).is_ok() {
+                        files += 1;
+                    }
+                }
+            }
+            _ => {
+                for (_, _, path) in &paths {
+                    let Ok(fd) = rustix::fs::openat(
+                        &root,
+                        path.as_c_str(),
+                        OFlags::RDONLY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    ) else {
+                        continue;
+                    };
+                    if rustix::io::read(&fd, &mut buf).is_ok() {
+                        files += 1;
+                    }
+                }
+            }
+        }
+        black_box(&buf);
+        let ns = u64::try_from((cpu_time() - start).as_nanos()).unwrap_or(u64::MAX);
+        let mut answer = [0u8; 16];
+        answer[..8].copy_from_slice(&ns.to_ne_bytes());
+        answer[8..].copy_from_slice(&files.to_ne_bytes());
+        if link.write_all(&answer).is_err() {
+            break;
+        }
+    }
+    std::process::exit(0)
+}
+
+/// A floor as a method: its CPU time is the child's; the tids it fills
+/// are none (it lists nothing), its files read are printed once.
+fn floor_method(child: std::rc::Rc<std::cell::RefCell<FloorChild>>, which: u8) -> Refresh<'static> {
+    let mut told = false;
+    Box::new(move |tids, _| {
+        tids.clear();
+        let (cpu, files) = child.borrow_mut().refresh(which);
+        if !told {
+            println!("  floor {}: {files} stat files read", which as char);
+            told = true;
+        }
+        Some(cpu)
     })
 }
 
@@ -211,115 +468,255 @@ fn spawn_family(n: usize, threads: usize) -> Vec<libc::pid_t> {
     kids
 }
 
-/// The methods must see the same tasks. Every tid that the first method
-/// sees both before and after the others' refreshes lived through them
-/// all, so each method must have it; a tid only one method saw came or
-/// went between their refreshes. Returns the number of tids the first
-/// method saw.
+/// The methods must see the same tasks, and say the same of them. Every
+/// tid that the first method sees both before and after the others'
+/// refreshes lived through them all, so each method must have it; a tid
+/// only one method saw came or went between their refreshes. Of those
+/// tids, a field the first method read the same before and after (it did
+/// not move meanwhile) must be the same in every method that gives it
+/// (but the names of kernel threads: a worker's moves back and forth).
+/// Returns the number of tids the first method saw.
 fn cross_check(methods: &mut [(&str, Refresh<'_>)]) -> usize {
     let refresh = |f: &mut Refresh<'_>| {
         let mut v = Vec::new();
-        f(&mut v);
-        v.into_iter().collect::<BTreeSet<i32>>()
+        let mut rows = BTreeMap::new();
+        f(&mut v, Some(&mut rows));
+        assert_eq!(v.len(), rows.len(), "one row per tid");
+        rows
     };
     let before = refresh(&mut methods[0].1);
-    let sets: Vec<(&str, BTreeSet<i32>)> = methods
+    let sets: Vec<(&str, BTreeMap<i32, Check>)> = methods
         .iter_mut()
+        .filter(|(name, _)| !FLOORS.contains(name))
         .map(|(name, f)| (*name, refresh(f)))
         .collect();
     let after = refresh(&mut methods[0].1);
-    let lived_through: BTreeSet<i32> = before.intersection(&after).copied().collect();
-    for (name, s) in &sets {
-        let missed: Vec<_> = lived_through.difference(s).take(10).collect();
+    let lived_through: Vec<i32> = before
+        .keys()
+        .filter(|t| after.contains_key(t))
+        .copied()
+        .collect();
+    for (name, rows) in &sets {
+        let missed: Vec<_> = lived_through
+            .iter()
+            .filter(|t| !rows.contains_key(t))
+            .take(10)
+            .collect();
         assert!(
             missed.is_empty(),
             "{name} missed tids that lived through the check: {missed:?}"
         );
+        let mut compared = 0;
+        let mut differ = Vec::new();
+        for tid in &lived_through {
+            let (b, a, r) = (&before[tid], &after[tid], &rows[tid]);
+            let mut field = |what: &str, stable: bool, same: Option<bool>| {
+                if let (true, Some(same)) = (stable, same) {
+                    compared += 1;
+                    if !same {
+                        differ.push(format!("{tid} {what}: {b:?} / {r:?}"));
+                    }
+                }
+            };
+            field("tgid", b.tgid == a.tgid, same(&b.tgid, &r.tgid));
+            field("ppid", b.ppid == a.ppid, same(&b.ppid, &r.ppid));
+            // A kernel worker's name shows its current work item
+            // (`kworker/1:2-events`): it moves back and forth.
+            let kthread = *tid == 2 || b.ppid == Some(2);
+            field("comm", !kthread && b.comm == a.comm, same(&b.comm, &r.comm));
+            let start = same(&b.start_ticks, &r.start_ticks);
+            field("start", b.start_ticks == a.start_ticks, start);
+        }
+        assert!(
+            differ.is_empty(),
+            "{name} disagrees with {}: {:?}",
+            methods[0].0,
+            &differ[..differ.len().min(10)]
+        );
         println!(
-            "  cross-check: {name}: {} tids, all {} that lived through the check",
-            s.len(),
+            "  cross-check: {name}: {} tids, all {} that lived through the check, {compared} fields equal",
+            rows.len(),
             lived_through.len()
         );
     }
     sets[0].1.len()
 }
 
+/// Whether both give the field and agree; `None` if either does not.
+fn same<T: PartialEq>(x: &Option<T>, y: &Option<T>) -> Option<bool> {
+    Some(x.as_ref()? == y.as_ref()?)
+}
+
+/// CPU time of this process so far, user + system.
+fn cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// The median and the range of `samples` (sorted here).
+fn median_range(samples: &mut [f64]) -> (f64, f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    (
+        samples[samples.len() / 2],
+        samples[0],
+        samples[samples.len() - 1],
+    )
+}
+
+const OURS: [&str; 3] = [
+    "pidmap fallback",
+    "pidmap fallback, kept files",
+    "pidmap auto",
+];
+const FLOORS: [&str; 2] = ["floor: pread kept stat", "floor: open+read+close stat"];
+
 fn run(label: &str, rounds: usize, only: Option<&str>) {
     let mut methods: Vec<(&str, Refresh<'_>)> = vec![
-        (
-            "pidmap fallback",
-            pidmap_method(Some(Backend::Procfs), false),
-        ),
-        (
-            "pidmap fallback, kept files",
-            pidmap_method(Some(Backend::Procfs), true),
-        ),
-        ("pidmap auto", pidmap_method(None, false)),
+        (OURS[0], pidmap_method(Some(Backend::Procfs), false)),
+        (OURS[1], pidmap_method(Some(Backend::Procfs), true)),
+        (OURS[2], pidmap_method(None, false)),
         ("procfs", procfs_method()),
         ("sysinfo", sysinfo_method()),
     ];
+    if only.map_or(true, |o| FLOORS.iter().any(|f| f.contains(o))) {
+        let floors = std::rc::Rc::new(std::cell::RefCell::new(FloorChild::spawn()));
+        methods.push((FLOORS[0], floor_method(floors.clone(), FLOOR_PREAD)));
+        methods.push((FLOORS[1], floor_method(floors, FLOOR_OPEN)));
+    }
     if let Some(only) = only {
-        methods.retain(|(name, _)| name.contains(only));
+        // The method so named, else those whose name contains it.
+        let exact = methods.iter().any(|(name, _)| *name == only);
+        methods.retain(|(name, _)| {
+            if exact {
+                *name == only
+            } else {
+                name.contains(only)
+            }
+        });
         assert!(!methods.is_empty(), "no method named like {only:?}");
     }
     println!("{label}:");
-    let tasks = cross_check(&mut methods);
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); methods.len()];
+    // The floors list nothing: they are not cross-checked.
+    let tasks = if FLOORS.contains(&methods[0].0) {
+        0
+    } else {
+        cross_check(&mut methods)
+    };
+    for (name, f) in methods.iter_mut() {
+        if FLOORS.contains(name) {
+            f(&mut Vec::new(), None);
+        }
+    }
+    let n = methods.len();
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); n];
+    let mut wall: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); n];
     let mut tids = Vec::new();
     // Each round starts with the next method and steps through them by a
     // stride coprime to their number, the next stride each round, so that
     // no method always runs right after the same other one (cache,
     // emulator and scheduler effects of what ran before).
-    let n = methods.len();
     let strides: Vec<usize> = (1..n.max(2)).filter(|&s| gcd(s, n) == 1).collect();
     for round in 0..rounds {
         let stride = strides[round % strides.len()];
         for i in (0..n).map(|k| (round + k * stride) % n) {
             let f = &mut methods[i].1;
-            let t = Instant::now();
-            black_box(f(&mut tids));
-            samples[i].push(t.elapsed().as_secs_f64() * 1e3);
+            let (c, t) = (cpu_time(), Instant::now());
+            let elsewhere = f(&mut tids, None);
+            wall[i].push(t.elapsed().as_secs_f64() * 1e3);
+            let took = elsewhere.unwrap_or_else(|| cpu_time() - c);
+            cpu[i].push(took.as_secs_f64() * 1e3);
         }
     }
-    let medians: Vec<f64> = samples
-        .iter_mut()
-        .map(|s| {
-            s.sort_by(f64::total_cmp);
-            s[s.len() / 2]
-        })
-        .collect();
-    println!("  {tasks} tasks, {rounds} interleaved rounds; ms per refresh:");
+    let cpu: Vec<(f64, f64, f64)> = cpu.iter_mut().map(|s| median_range(s)).collect();
+    let wall: Vec<(f64, f64, f64)> = wall.iter_mut().map(|s| median_range(s)).collect();
+    println!(
+        "  {tasks} tasks, {rounds} interleaved rounds; ms per refresh, CPU time of the process (user + system), wall clock beside:"
+    );
     for (i, (name, _)) in methods.iter().enumerate() {
-        let s = &samples[i];
+        let (med, lo, hi) = cpu[i];
         println!(
-            "  {name:<16} median {:>8.2}  min–max {:>8.2}–{:<8.2}  {:>5.2}x the fallback's time",
-            medians[i],
-            s[0],
-            s[s.len() - 1],
-            medians[i] / medians[0]
+            "  {name:<28} cpu median {med:>8.2}  min–max {lo:>8.2}–{hi:<8.2}  wall median {:>8.2}",
+            wall[i].0
         );
     }
-    // The bars: each peer's median time over each of ours.
+    // Each peer's median CPU time over each of ours, ours over the floors.
     let median_of = |name: &str| {
         let i = methods.iter().position(|(n, _)| *n == name)?;
-        Some(medians[i])
+        Some(cpu[i].0)
     };
-    for ours in [
-        "pidmap fallback",
-        "pidmap fallback, kept files",
-        "pidmap auto",
-    ] {
+    for ours in OURS {
         let Some(ours_ms) = median_of(ours) else {
             continue;
         };
         let ratios: Vec<String> = ["procfs", "sysinfo"]
             .iter()
-            .filter_map(|peer| Some(format!("{peer} {:.2}x", median_of(peer)? / ours_ms)))
+            .filter_map(|peer| {
+                Some(format!(
+                    "{peer} takes {:.2}x its time",
+                    median_of(peer)? / ours_ms
+                ))
+            })
+            .chain(FLOORS.iter().filter_map(|floor| {
+                Some(format!(
+                    "it takes {:.2}x the {floor}",
+                    ours_ms / median_of(floor)?
+                ))
+            }))
             .collect();
         if !ratios.is_empty() {
-            println!("  faster than peers, {ours}: {}", ratios.join(", "));
+            println!("  {ours}: {}", ratios.join(", "));
         }
     }
+    for peer in ["procfs", "sysinfo"] {
+        let Some(peer_ms) = median_of(peer) else {
+            continue;
+        };
+        let ratios: Vec<String> = FLOORS
+            .iter()
+            .filter_map(|floor| {
+                Some(format!(
+                    "takes {:.2}x the {floor}",
+                    peer_ms / median_of(floor)?
+                ))
+            })
+            .collect();
+        if !ratios.is_empty() {
+            println!("  {peer}: {}", ratios.join(", "));
+        }
+    }
+}
+
+/// Raise `RLIMIT_NOFILE` to `want`: the hard limit too if it is lower
+/// and that is allowed, else the soft limit to the hard one; the soft
+/// limit in force (`None`: unlimited).
+fn raise_nofile(want: u64) -> Option<u64> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    if getrlimit(Resource::Nofile)
+        .maximum
+        .is_some_and(|h| h < want)
+    {
+        let both = Rlimit {
+            current: Some(want),
+            maximum: Some(want),
+        };
+        // Needs CAP_SYS_RESOURCE; without it the hard limit stays.
+        let _ = setrlimit(Resource::Nofile, both);
+    }
+    let now = getrlimit(Resource::Nofile);
+    let soft = now.maximum.map_or(want, |h| h.min(want));
+    if now.current.is_some_and(|c| c < soft) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(soft),
+                maximum: now.maximum,
+            },
+        );
+    }
+    getrlimit(Resource::Nofile).current
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -338,12 +735,19 @@ fn main() {
     };
     let rounds = value("--rounds").and_then(|r| r.parse().ok()).unwrap_or(30);
     let only = value("--only");
+    let nofile = value("--nofile")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(65536);
     let has = |flag: &str| args.iter().any(|a| a == flag);
     // `cargo bench` passes `--bench`; a `cargo test` run of benches only
     // checks that it starts.
     if has("--test") || !has("--bench") {
         println!("peers: run with `cargo bench -p pidmap --bench peers`");
         return;
+    }
+    match raise_nofile(nofile) {
+        Some(n) => println!("RLIMIT_NOFILE: {n}"),
+        None => println!("RLIMIT_NOFILE: unlimited"),
     }
     if !has("--only-family") {
         run("host tasks", rounds, only);

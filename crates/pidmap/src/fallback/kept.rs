@@ -1,8 +1,7 @@
 //! The task files a full refresh keeps open for the next one, as sysinfo
 //! does: a kept `stat` is read again with one `pread` at offset 0 (procfs
 //! formats a file read from offset 0 anew) instead of an `openat`, a
-//! `read` and a `close`, and the walk of its path; a kept `task`
-//! directory is rewound with `lseek` and read again.
+//! `read` and a `close`, and the walk of its path.
 //!
 //! A kept file names the task it was opened for (its inode holds the
 //! task's `struct pid`), not the number: once that task is gone, reading
@@ -64,14 +63,26 @@ pub(crate) enum TaskFile {
     Stat,
     Statm,
     Status,
-    /// The `task` directory (of a process), rewound with `lseek`.
-    TaskDir,
 }
 
-/// A kept file's key: the task and the file, ordered as a refresh visits
-/// them (ascending tids, `stat` before the others).
+impl TaskFile {
+    /// Its name below a task's directory, with the leading `/`.
+    pub(crate) fn suffix(self) -> &'static [u8] {
+        match self {
+            TaskFile::Stat => b"/stat",
+            TaskFile::Statm => b"/statm",
+            TaskFile::Status => b"/status",
+        }
+    }
+}
+
+/// A kept file's key: the task (its thread group first) and the file,
+/// ordered as a refresh visits them (ascending thread groups, ascending
+/// tids within a group, `stat` before the others). A process's files have
+/// `tgid == tid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct FileKey {
+    pub(crate) tgid: i32,
     pub(crate) tid: i32,
     pub(crate) file: TaskFile,
 }
@@ -118,6 +129,59 @@ impl KeptFiles {
             }
         }
         None
+    }
+
+    /// The positions of the last refresh's files of thread group `tgid`
+    /// (none in a refresh that keeps none). Groups must be asked in
+    /// ascending order, after every [`KeptFiles::take`] of a lower key;
+    /// those skipped are closed at [`KeptFiles::finish`]. The files are
+    /// then had with [`KeptFiles::take_at`], in any order.
+    pub(crate) fn group(&mut self, tgid: i32) -> std::ops::Range<usize> {
+        if self.budget == 0 {
+            return 0..0;
+        }
+        while self
+            .last
+            .get(self.cursor)
+            .is_some_and(|(k, _)| k.tgid < tgid)
+        {
+            self.cursor += 1;
+        }
+        let first = self.cursor;
+        while self
+            .last
+            .get(self.cursor)
+            .is_some_and(|(k, _)| k.tgid == tgid)
+        {
+            self.cursor += 1;
+        }
+        first..self.cursor
+    }
+
+    /// The key at position `i` of [`KeptFiles::group`]'s range; `None`
+    /// past the end (once [`KeptFiles::release_all`] emptied it).
+    pub(crate) fn key_at(&self, i: usize) -> Option<FileKey> {
+        self.last.get(i).map(|(k, _)| *k)
+    }
+
+    /// The file at position `i` of [`KeptFiles::group`]'s range, taken
+    /// out; `None` if it was taken or is past the end.
+    pub(crate) fn take_at(&mut self, i: usize) -> Option<KeptFd> {
+        self.last.get_mut(i)?.1.take()
+    }
+
+    /// How many files this refresh keeps so far: the mark
+    /// [`KeptFiles::sort_since`] takes.
+    pub(crate) fn mark(&self) -> usize {
+        self.this.len()
+    }
+
+    /// Put the files kept since `mark` (one thread group's, kept in the
+    /// order they were read) in key order.
+    pub(crate) fn sort_since(&mut self, mark: usize) {
+        if let Some(tail) = self.this.get_mut(mark..) {
+            tail.sort_unstable_by_key(|(k, _)| *k);
+        }
     }
 
     /// Keep again a file [`KeptFiles::take`] gave.
@@ -216,6 +280,7 @@ mod tests {
     #[test]
     fn a_refresh_keeps_what_it_used() {
         let key = |tid| FileKey {
+            tgid: tid,
             tid,
             file: TaskFile::Stat,
         };

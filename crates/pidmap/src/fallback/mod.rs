@@ -4,6 +4,7 @@
 //! allocation per entry.
 
 mod dirent;
+mod group_refresh;
 mod kept;
 mod listed;
 mod path;
@@ -26,7 +27,6 @@ use crate::stat::{status_tgid, Stat};
 use crate::target::Target;
 use crate::target_id::TargetId;
 use dirent::{parse_fd, parse_id, read_ids, DIRENT_BUF_SIZE};
-use kept::{FileKey, KeptFiles, TaskFile};
 use listed::Listed;
 use path::{Base, ProcPath};
 use record_buffers::RecordBuffers;
@@ -48,9 +48,6 @@ pub(crate) struct Fallback {
     text: Vec<u8>,
     children_files: Option<bool>,
     root_dir: Option<OwnedFd>,
-    /// The `task` directories a full refresh of the records keeps open
-    /// for the next.
-    kept_task_dirs: KeptFiles,
     records: RecordBuffers,
     /// Whether full refreshes keep their files open for the next
     /// ([`kept`]); off unless the handle's builder asked for it.
@@ -84,7 +81,6 @@ impl Fallback {
             text: Vec::new(),
             children_files: None,
             root_dir: None,
-            kept_task_dirs: KeptFiles::default(),
             records: RecordBuffers::default(),
             keep_files,
         }
@@ -131,7 +127,7 @@ impl Fallback {
                 order.finish(out);
                 Ok(())
             }
-            Listing::AllTasks => self.all_tasks(root, skip_k, start, out, false),
+            Listing::AllTasks => self.all_tasks(root, skip_k, start, out),
             Listing::Threads => {
                 let r = resolve(root, q.target(), false)?;
                 let res = self.threads(r, skip_k, start, out);
@@ -168,25 +164,18 @@ impl Fallback {
         r.map_err(|e| Error::io(context(), e))
     }
 
-    /// Every task `>= start`; `keep_dirs`: a full refresh of the records,
-    /// which keeps the `task` directories open for the next (see
-    /// [`kept`]).
+    /// Every task `>= start`.
     fn all_tasks<T: Listed>(
         &mut self,
         root: &ProcRoot,
         skip_k: bool,
         start: i32,
         out: &mut Vec<T>,
-        keep_dirs: bool,
     ) -> Result<()> {
         // Processes below `start` may still own threads >= start.
         let pids = self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)))?;
         let mut order = Order::new();
-        let mut kept = std::mem::take(&mut self.kept_task_dirs);
-        kept.begin(keep_dirs);
-        let res = self.tasks_of(root, &pids, skip_k, start, &mut order, out, &mut kept);
-        kept.finish(keep_dirs);
-        self.kept_task_dirs = kept;
+        let res = self.tasks_of(root, &pids, skip_k, start, &mut order, out);
         self.scratch = pids;
         if res.is_err() {
             out.clear();
@@ -202,9 +191,6 @@ impl Fallback {
     /// `hidepid=noaccess` procfs: the ABI's `PIDMAP_SCOPE_TASKS` is the
     /// union of the `*/task` directories the view lets the caller read).
     /// Any other error (`EMFILE`, `EACCES`, `ENOMEM`, ...) is returned.
-    /// A directory `kept` from the last refresh is rewound and read
-    /// again while its process lives.
-    #[allow(clippy::too_many_arguments)]
     fn tasks_of<T: Listed>(
         &mut self,
         root: &ProcRoot,
@@ -213,7 +199,6 @@ impl Fallback {
         start: i32,
         order: &mut Order,
         out: &mut Vec<T>,
-        kept: &mut KeptFiles,
     ) -> Result<()> {
         let context = |pid: i32| format!("listing the tasks of process {pid}");
         for &pid in pids {
@@ -223,52 +208,25 @@ impl Fallback {
                     Some(true) | None => continue,
                 }
             }
-            let key = FileKey {
-                tid: pid,
-                file: TaskFile::TaskDir,
-            };
-            let mut push = |id| {
-                order.see(id);
-                out.push(T::listed(id, pid));
-            };
-            if let Some(dir) = kept.take(key) {
-                let mut read_any = false;
-                let r = rustix::fs::seek(&dir, SeekFrom::Start(0))
-                    .map_err(io::Error::from)
-                    .and_then(|_| {
-                        read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
-                            read_any = true;
-                            push(id);
-                        })
-                    });
-                match r {
-                    Ok(()) => {
-                        kept.keep_again(key, dir);
-                        continue;
-                    }
-                    // Exited while its directory was read: what was read
-                    // stays, as a snapshot.
-                    Err(e) if is_gone_errno(&e) && read_any => continue,
-                    // The process it was opened for is gone; the number
-                    // may be another's now: open the path again.
-                    Err(e) if is_gone_errno(&e) => drop(dir),
-                    Err(e) => return Err(Error::io(context(pid), e)),
+            // A full fd table may be of this handle's kept files: closed,
+            // then tried once more.
+            let opened = match open_task_dir(root, pid) {
+                Err(e) if is_fd_table_full(&e) && self.records.release_kept_files() => {
+                    open_task_dir(root, pid)
                 }
-            }
-            let path = ProcPath::new(Base::Pid(pid), None, b"/task");
-            let open = || root.openat(path.as_cstr(), OFlags::DIRECTORY);
-            let opened = match open() {
-                Err(e) if is_fd_table_full(&e) && self.release_kept_files(kept) => open(),
                 res => res,
             };
             let dir = match opened {
-                Ok(dir) => dir,
-                Err(e) if is_gone_errno(&e) || e.raw_os_error() == Some(libc::EPERM) => continue,
+                Ok(Some(dir)) => dir,
+                Ok(None) => continue,
                 Err(e) => return Err(Error::io(context(pid), e)),
             };
-            let r = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, push);
+            let r = read_ids(&mut self.dirents, dir.as_fd(), start, parse_id, |id| {
+                order.see(id);
+                out.push(T::listed(id, pid));
+            });
             match r {
-                Ok(()) => kept.keep(key, dir),
+                Ok(()) => {}
                 // Exited while its directory was read: what was read
                 // stays, as a snapshot.
                 Err(e) if is_gone_errno(&e) => {}
@@ -276,25 +234,6 @@ impl Fallback {
             }
         }
         Ok(())
-    }
-
-    /// The fd table is full: close every file the handle keeps (`dirs`,
-    /// taken out of `self` meanwhile, and the records'); whether there was
-    /// any.
-    fn release_kept_files(&mut self, dirs: &mut KeptFiles) -> bool {
-        let released = [dirs.release_all(), self.records.release_kept_files()];
-        released.contains(&true)
-    }
-
-    /// The ids of every task for a full refresh of the records, keeping
-    /// the `task` directories open for the next one.
-    pub(crate) fn all_tasks_keeping_dirs<T: Listed>(
-        &mut self,
-        root: &ProcRoot,
-        out: &mut Vec<T>,
-    ) -> Result<()> {
-        out.clear();
-        self.all_tasks(root, false, 0, out, true)
     }
 
     fn threads<T: Listed>(
@@ -504,6 +443,18 @@ fn retain_non_kthreads<T: Listed>(root: &ProcRoot, out: &mut Vec<T>) -> Result<(
     }
     out.truncate(keep);
     Ok(())
+}
+
+/// Process `pid`'s `task` directory; `None` if it is gone
+/// (`ENOENT`/`ESRCH`) or the view denies it (`EPERM` from a
+/// `hidepid=noaccess` procfs).
+fn open_task_dir(root: &ProcRoot, pid: i32) -> io::Result<Option<OwnedFd>> {
+    let path = ProcPath::new(Base::Pid(pid), None, b"/task");
+    match root.openat(path.as_cstr(), OFlags::DIRECTORY) {
+        Ok(dir) => Ok(Some(dir)),
+        Err(e) if is_gone_errno(&e) || e.raw_os_error() == Some(libc::EPERM) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// `EMFILE`/`ENFILE`: no fd left, for the process or the system.

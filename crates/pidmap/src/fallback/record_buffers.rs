@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::group_refresh::GroupScratch;
 use super::kept::KeptFiles;
 use super::listed::TaskRef;
 
@@ -20,6 +21,8 @@ pub(crate) struct RecordBuffers {
     /// open for the next.
     pub(super) kept_for_processes: KeptFiles,
     pub(super) kept_for_tasks: KeptFiles,
+    /// What a refresh of every task, group by group, reuses.
+    pub(super) groups: GroupScratch,
 }
 
 impl RecordBuffers {

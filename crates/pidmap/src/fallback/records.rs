@@ -26,7 +26,7 @@ use crate::stat::{status_uids, status_vm_rss_kib, Stat, StatCounters};
 /// The largest read of `stat`, `statm` or `status`: a stat or statm line
 /// is well below it, and `status` has its `Uid:` and `VmRSS:` lines in its
 /// first 2 KiB unless a task is in thousands of supplementary groups.
-const FILE_BUF: usize = 8192;
+pub(super) const FILE_BUF: usize = 8192;
 
 impl Fallback {
     /// The records of `q`'s tasks `>= start` into `out` (cleared first),
@@ -45,15 +45,18 @@ impl Fallback {
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
         out.clear();
+        // Every task, no cursor, no limit: group by group.
+        if q.listing() == Listing::AllTasks && start <= 1 && max == usize::MAX {
+            return self.all_task_infos(root, fields, q.ignores_kthreads(), out);
+        }
         let mut tasks = std::mem::take(&mut self.records.tasks);
         // Kernel threads are left out below, by the flags read anyway.
-        // Only a refresh of every process or task keeps its files for the
-        // next, and only on a handle built with `keep_files`: a partial one (a process's threads, a chunk) would drop
-        // the others'.
-        let full = self.keep_files
-            && start <= 1
-            && max == usize::MAX
-            && matches!(q.listing(), Listing::Processes | Listing::AllTasks);
+        // Only a refresh of every process (or task, above) keeps its
+        // files for the next, and only on a handle built with
+        // `keep_files`: a partial one (a process's threads, a chunk) would
+        // drop the others'.
+        let full =
+            self.keep_files && start <= 1 && max == usize::MAX && q.listing() == Listing::Processes;
         let mode = match q.listing() {
             Listing::Processes | Listing::Children => Mode::Process,
             Listing::AllTasks | Listing::Threads => Mode::Task,
@@ -64,11 +67,7 @@ impl Fallback {
             Mode::Process => self.records.kept_for_processes.begin(full),
             Mode::Task => self.records.kept_for_tasks.begin(full),
         }
-        let listed = if full && q.listing() == Listing::AllTasks {
-            self.all_tasks_keeping_dirs(root, &mut tasks)
-        } else {
-            self.list(root, Enumeration::Ids(q.with_kthreads()), start, &mut tasks)
-        };
+        let listed = self.list(root, Enumeration::Ids(q.with_kthreads()), start, &mut tasks);
         let mut file = std::mem::take(&mut self.records.file);
         file.resize(FILE_BUF, 0);
         let mut group_rss = std::mem::take(&mut self.records.group_rss);
@@ -87,7 +86,7 @@ impl Fallback {
             let mut files = TaskFiles {
                 root,
                 kept: &mut *kept,
-                others: [other_kept, &mut self.kept_task_dirs],
+                others: [other_kept],
                 buf: &mut file,
             };
             for &task in &tasks {
@@ -115,7 +114,7 @@ impl Fallback {
 
 /// Which `stat` a record holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     /// `/proc/PID/stat`: the process, its CPU times the group's totals
     /// (threads that exited included).
     Process,
@@ -134,7 +133,6 @@ fn read_task(
     group_rss: &mut HashMap<i32, u64>,
 ) -> Result<Option<(TaskInfo, bool)>> {
     let tid = task.tid;
-    let mut info = TaskInfo::new(Pid::from_raw(task.tid));
     let dir = match mode {
         Mode::Process => (Base::Pid(task.tid), None),
         Mode::Task => (Base::Pid(task.tgid), Some(task.tid)),
@@ -142,37 +140,11 @@ fn read_task(
     let stat_path = ProcPath::new(dir.0, dir.1, b"/stat");
     let n = match files.read(tid, TaskFile::Stat, &stat_path)? {
         Read::Bytes(n) => n,
-        Read::Denied => return Ok(Some((info, false))),
+        Read::Denied => return Ok(Some((TaskInfo::new(Pid::from_raw(tid)), false))),
         Read::Gone => return Ok(None),
     };
-    let stat = Stat::parse(&files.buf[..n]).ok_or_else(|| {
-        Error::io(
-            format!("parsing the stat line of task {}", task.tid),
-            io::Error::from(io::ErrorKind::InvalidData),
-        )
-    })?;
+    let (mut info, kthread, _) = stat_record(task, fields, &files.buf[..n])?;
     let want = |f: InfoFields| fields.contains(f);
-    if want(InfoFields::TGID) {
-        info.tgid = Some(Pid::from_raw(task.tgid));
-    }
-    if want(InfoFields::PPID) {
-        info.ppid = Some(Pid::from_raw(stat.ppid));
-    }
-    if want(InfoFields::STATE) {
-        info.state = Some(TaskState::from_letter(stat.state));
-    }
-    if want(InfoFields::COMM) {
-        info.comm = Some(Comm::new(stat.comm));
-    }
-    // Always read, for `without_kthreads`; cleared below unless wanted.
-    info.flags = Some(TaskFlags::from_pf_flags(stat.flags));
-    if let Some(c) = stat.counters {
-        fill_counters(&mut info, &c, fields);
-    }
-    let kthread = info.is_kernel_thread();
-    if !want(InfoFields::FLAGS) {
-        info.flags = None;
-    }
     // A thread whose group's RSS is known needs no file for it.
     let known_rss = match mode {
         Mode::Task if !want(InfoFields::UIDS) => group_rss.get(&task.tgid).copied(),
@@ -185,18 +157,7 @@ fn read_task(
         // one file for both. A denied `status` leaves both unset.
         let status_path = ProcPath::new(dir.0, dir.1, b"/status");
         match files.read(tid, TaskFile::Status, &status_path)? {
-            Read::Bytes(n) => {
-                let status = &files.buf[..n];
-                if let Some((ruid, euid)) = status_uids(status) {
-                    info.ruid = Some(ruid);
-                    info.euid = Some(euid);
-                }
-                if want(InfoFields::RSS) {
-                    // No VmRSS line: no memory (a kernel thread, a zombie).
-                    let kib = status_vm_rss_kib(status);
-                    info.rss_pages = Some(kib_to_pages(kib.unwrap_or(0)));
-                }
-            }
+            Read::Bytes(n) => apply_status(&mut info, &files.buf[..n], fields),
             Read::Denied => info.rss_pages = None,
             Read::Gone => return Ok(None),
         }
@@ -209,12 +170,7 @@ fn read_task(
         let statm_path = ProcPath::new(dir.0, dir.1, b"/statm");
         match files.read(tid, TaskFile::Statm, &statm_path)? {
             Read::Bytes(n) => {
-                let (size, resident) = statm_size_resident(&files.buf[..n]).ok_or_else(|| {
-                    Error::io(
-                        format!("parsing the statm line of task {}", task.tid),
-                        io::Error::from(io::ErrorKind::InvalidData),
-                    )
-                })?;
+                let (size, resident) = parse_statm(&files.buf[..n], tid)?;
                 // A task without memory (a kernel thread, a zombie) shows
                 // all zeros; a zombie leader's threads may still have
                 // memory, so only a task with an mm (size > 0) tells its
@@ -228,7 +184,72 @@ fn read_task(
             Read::Gone => return Ok(None),
         }
     }
-    Ok(Some((info, kthread == Some(true))))
+    Ok(Some((info, kthread)))
+}
+
+/// A task's record from its stat line (`stat`'s rss, the approximate
+/// counter, in `rss_pages` if asked for: the caller replaces it with the
+/// exact count), whether it is a kernel thread, and its group's number
+/// of threads. The flags are read to tell kernel threads, and kept in the
+/// record only when asked for.
+pub(super) fn stat_record(
+    task: TaskRef,
+    fields: InfoFields,
+    line: &[u8],
+) -> Result<(TaskInfo, bool, Option<u32>)> {
+    let stat = Stat::parse(line).ok_or_else(|| {
+        Error::io(
+            format!("parsing the stat line of task {}", task.tid),
+            io::Error::from(io::ErrorKind::InvalidData),
+        )
+    })?;
+    let mut info = TaskInfo::new(Pid::from_raw(task.tid));
+    let want = |f: InfoFields| fields.contains(f);
+    if want(InfoFields::TGID) {
+        info.tgid = Some(Pid::from_raw(task.tgid));
+    }
+    if want(InfoFields::PPID) {
+        info.ppid = Some(Pid::from_raw(stat.ppid));
+    }
+    if want(InfoFields::STATE) {
+        info.state = Some(TaskState::from_letter(stat.state));
+    }
+    if want(InfoFields::COMM) {
+        info.comm = Some(Comm::new(stat.comm));
+    }
+    let flags = TaskFlags::from_pf_flags(stat.flags);
+    if want(InfoFields::FLAGS) {
+        info.flags = Some(flags);
+    }
+    if let Some(c) = stat.counters {
+        fill_counters(&mut info, &c, fields);
+    }
+    let num_threads = stat.counters.map(|c| c.num_threads);
+    Ok((info, flags.contains(TaskFlags::KTHREAD), num_threads))
+}
+
+/// The uids of a `status` file, and its `VmRSS` if the RSS is asked for.
+pub(super) fn apply_status(info: &mut TaskInfo, status: &[u8], fields: InfoFields) {
+    if let Some((ruid, euid)) = status_uids(status) {
+        info.ruid = Some(ruid);
+        info.euid = Some(euid);
+    }
+    if fields.contains(InfoFields::RSS) {
+        // No VmRSS line: no memory (a kernel thread, a zombie).
+        let kib = status_vm_rss_kib(status);
+        info.rss_pages = Some(kib_to_pages(kib.unwrap_or(0)));
+    }
+}
+
+/// A `statm` line's size and resident set, in pages; a line that does
+/// not parse is an error.
+pub(super) fn parse_statm(line: &[u8], tid: i32) -> Result<(u64, u64)> {
+    statm_size_resident(line).ok_or_else(|| {
+        Error::io(
+            format!("parsing the statm line of task {tid}"),
+            io::Error::from(io::ErrorKind::InvalidData),
+        )
+    })
 }
 
 /// The counters of a stat line, converted to the record's units.
@@ -452,7 +473,6 @@ mod tests {
         }
         assert_eq!(fb.records.kept_for_tasks.len(), 0);
         assert_eq!(fb.records.kept_for_processes.len(), 0);
-        assert_eq!(fb.kept_task_dirs.len(), 0);
     }
 
     /// With the fd table full while the handle keeps files, a refresh that
