@@ -17,6 +17,13 @@ const LONG_FLAGS: &[&str] = &[
     "threads",
     "children",
     "gather-smaps",
+    "recheck",
+    "debug",
+    "namemapping",
+    "procnames",
+    "procfs",
+    "web.config.file",
+    "man",
     "backend",
     "help",
     "version",
@@ -40,6 +47,10 @@ pub enum BackendArg {
 /// Per-process metrics for Prometheus, a drop-in for process-exporter.
 #[derive(Debug, Parser)]
 #[command(name = "pidmap-exporter", version)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "process-exporter's boolean flags, one field each"
+)]
 pub struct Args {
     /// Address to serve /metrics on (":PORT" means every IPv4 address, as
     /// process-exporter's Go spelling does).
@@ -47,7 +58,7 @@ pub struct Args {
         long,
         visible_alias = "web.listen-address",
         value_name = "ADDR",
-        default_value = "127.0.0.1:9256"
+        default_value = ":9256"
     )]
     pub listen: String,
 
@@ -87,15 +98,69 @@ pub struct Args {
           default_missing_value = "true", action = clap::ArgAction::Set)]
     pub children: bool,
 
-    /// Accepted for process-exporter's command lines; smaps metrics are
-    /// never offered (see the README).
-    #[arg(long = "gather-smaps", value_name = "BOOL", num_args = 0..=1,
-          default_missing_value = "true", action = clap::ArgAction::Set, hide = true)]
-    pub gather_smaps: Option<bool>,
+    /// Read each grouped process's smaps_rollup for the proportionalResident
+    /// and proportionalSwapped memtypes (as process-exporter, on by default).
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
+    #[arg(long = "gather-smaps", value_name = "BOOL", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub gather_smaps: bool,
+
+    /// Name again, on every scrape, the processes no config entry matched
+    /// (their name or command line may have changed since).
+    #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub recheck: bool,
+
+    /// Log each new process and the group it joins (stderr).
+    #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub debug: bool,
+
+    /// process-exporter's flags this exporter refuses, each with its reason
+    /// (kept as arguments so that the refusal names the flag).
+    #[command(flatten)]
+    pub refused: Refused,
 
     /// Where task records come from.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
+}
+
+/// process-exporter's flags that are refused, by name, when given.
+#[derive(Debug, Default, clap::Args)]
+pub struct Refused {
+    #[arg(long, value_name = "LIST", hide = true)]
+    pub procnames: Option<String>,
+    #[arg(long, value_name = "LIST", hide = true)]
+    pub namemapping: Option<String>,
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub procfs: Option<String>,
+    #[arg(long = "web.config.file", value_name = "FILE", hide = true)]
+    pub web_config_file: Option<String>,
+    #[arg(long, hide = true)]
+    pub man: bool,
+}
+
+impl Refused {
+    /// The first refused flag given, with why and what to do instead.
+    pub fn reason(&self) -> Option<&'static str> {
+        if self.procnames.is_some() {
+            Some("-procnames is not supported: list the names in a config file (-config.path) with a comm: matcher")
+        } else if self.namemapping.is_some() {
+            Some("-namemapping is not supported: use a config file (-config.path) with a cmdline: regex and {{.Matches.NAME}} in the name")
+        } else if self.procfs.is_some() {
+            Some("-procfs is not supported: the records always come from this system's /proc or pidmap_info(2)")
+        } else if self.web_config_file.is_some() {
+            Some("-web.config.file (TLS, basic auth) is not supported: serve the exporter through a TLS proxy, or bind it to loopback")
+        } else if self.man {
+            Some("-man is not supported: see --help and the README")
+        } else {
+            None
+        }
+    }
 }
 
 /// Turn Go's `-flag` into `--flag` for the known long flags.
@@ -150,10 +215,30 @@ mod tests {
     #[test]
     fn defaults() {
         let a = parse(&["x"]);
-        assert_eq!(a.listen, "127.0.0.1:9256");
+        assert_eq!(a.listen, ":9256");
+        assert!(a.gather_smaps && !a.recheck && !a.debug);
+        assert!(a.refused.reason().is_none());
         assert_eq!(a.telemetry_path, "/metrics");
         assert!(a.threads && a.children && !a.once);
         let a = parse(&["x", "--once", "--threads", "--children=false"]);
         assert!(a.once && a.threads && !a.children);
+    }
+
+    #[test]
+    fn process_exporters_other_flags_parse_and_are_named() {
+        let a = parse(&["x", "-recheck", "-debug", "-gather-smaps=false"]);
+        assert!(a.recheck && a.debug && !a.gather_smaps);
+        for (flag, value) in [
+            ("-namemapping", Some("a,b")),
+            ("-procnames", Some("sshd")),
+            ("-procfs", Some("/host/proc")),
+            ("-web.config.file", Some("web.yml")),
+            ("-man", None),
+        ] {
+            let mut args = vec!["x", flag];
+            args.extend(value);
+            let reason = parse(&args).refused.reason().expect(flag);
+            assert!(reason.starts_with(flag), "{flag}: {reason}");
+        }
     }
 }

@@ -49,6 +49,10 @@ pub struct ProcessFacts<'a> {
     pub argv: &'a [Vec<u8>],
     pub username: &'a [u8],
     pub pid: i32,
+    /// Seconds and nanoseconds since the epoch.
+    pub start_time: (i64, u32),
+    /// `/proc/PID/cgroup`'s paths, read only when a template needs them.
+    pub cgroups: &'a [Vec<u8>],
 }
 
 /// A whole config.
@@ -92,6 +96,11 @@ impl Config {
             .any(|e| e.exe.is_some() || e.cmdline.is_some() || e.name.needs_cmdline())
     }
 
+    /// Whether naming needs the cgroups.
+    pub fn needs_cgroups(&self) -> bool {
+        self.entries.iter().any(|e| e.name.needs_cgroups())
+    }
+
     /// Whether naming needs the user name.
     pub fn needs_username(&self) -> bool {
         self.entries.iter().any(|e| e.name.needs_username())
@@ -110,6 +119,8 @@ impl Config {
                 exe_full,
                 username: facts.username,
                 pid: facts.pid,
+                start_time: facts.start_time,
+                cgroups: facts.cgroups,
                 matches: &matches,
             }))
         })
@@ -204,6 +215,8 @@ mod tests {
             argv,
             username: b"root",
             pid: 7,
+            start_time: (0, 0),
+            cgroups: &[],
         }
     }
 
@@ -262,10 +275,8 @@ process_names:
         let err = |text: &str| format!("{:#}", Config::parse(text).unwrap_err());
         assert!(err("process_names:\n  - name: x\n").contains("no matchers"));
         assert!(err("process_names:\n  - cmdline: ['(']\n").contains("bad cmdline regex"));
-        assert!(
-            err("process_names:\n  - name: '{{.Cgroups}}'\n    comm: [a]\n")
-                .contains("unsupported action")
-        );
+        assert!(err("process_names:\n  - name: '{{.Cwd}}'\n    comm: [a]\n")
+            .contains("unsupported action"));
         assert!(err("process_names:\n  - comm: [a]\n    cmdlines: [b]\n").contains("cmdlines"));
         assert!(err("nothing: here\n").contains("process_names"));
     }

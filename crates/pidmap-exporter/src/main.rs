@@ -4,6 +4,7 @@
 mod args;
 mod config;
 mod exposition;
+mod extras;
 mod label;
 mod server;
 mod snapshot;
@@ -81,6 +82,9 @@ fn usage(e: anyhow::Error) -> anyhow::Error {
 }
 
 fn run(args: Args) -> Result<ExitCode> {
+    if let Some(reason) = args.refused.reason() {
+        return Err(usage(anyhow!(reason)));
+    }
     let config = match &args.config_path {
         Some(path) => Config::load(path).map_err(usage)?,
         None => Config::default_by_comm(),
@@ -95,6 +99,10 @@ fn run(args: Args) -> Result<ExitCode> {
     let source = Source::new(backend).map_err(|e| anyhow!(e.message))?;
     let options = TrackerOptions {
         children: args.children,
+        threads: args.threads,
+        smaps: args.gather_smaps,
+        recheck: args.recheck,
+        debug: args.debug,
     };
     let mut exporter = Exporter {
         source,

@@ -39,13 +39,26 @@ impl States {
     }
 }
 
+/// Counters that only grow: what a group's (or a thread name's) tasks
+/// did since they were first seen, exited ones included.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CounterValues {
+    pub cpu_user: f64,
+    pub cpu_system: f64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
 /// Threads of one name in one group.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadNameSnapshot {
     pub name: String,
     pub count: u64,
-    pub cpu_user: f64,
-    pub cpu_system: f64,
+    pub counters: CounterValues,
 }
 
 /// One group.
@@ -55,10 +68,18 @@ pub struct GroupSnapshot {
     pub name: String,
     pub procs: u64,
     pub threads: u64,
-    pub cpu_user: f64,
-    pub cpu_system: f64,
+    pub counters: CounterValues,
     pub resident_bytes: u64,
+    pub virtual_bytes: u64,
+    pub swap_bytes: u64,
+    /// `Pss` and `SwapPss` of `smaps_rollup` (with `-gather-smaps`).
+    pub pss_bytes: u64,
+    pub swap_pss_bytes: u64,
+    /// Tasks by process-exporter's count: each process by its own state,
+    /// and each thread of a multi-threaded process once more.
     pub states: States,
+    /// Tasks waiting in each kernel function, counted as the states are.
+    pub wchans: Vec<(String, u64)>,
     /// Seconds since the epoch; 0 when the group has no process.
     pub oldest_start: f64,
     pub open_fds: u64,
@@ -87,4 +108,6 @@ pub struct Snapshot {
     pub scrape_seconds: f64,
     pub backend: String,
     pub errors: ErrorCounts,
+    /// Whether the proportional memtypes were read (`-gather-smaps`).
+    pub smaps: bool,
 }

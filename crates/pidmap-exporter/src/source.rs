@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use pidmap::{Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
 
+use crate::extras::{Extras, ExtrasReader, Wants};
+
 /// One process as its `/proc/PID/stat` shows it.
 #[derive(Debug, Clone)]
 pub struct ProcessRecord {
@@ -59,14 +61,23 @@ impl ReadError {
             Error::Io { .. } => "io",
             _ => "other",
         };
+        // The error's causes too ("opening /proc/self: Too many open
+        // files"): the crate's `Display` is the context alone.
+        let mut message = format!("{what}{whose}: {e}");
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            message.push_str(": ");
+            message.push_str(&c.to_string());
+            cause = c.source();
+        }
         ReadError {
             what,
             kind,
-            message: format!("{what}{whose}: {e}"),
+            message,
         }
     }
 
-    fn from_io(what: &'static str, whose: &str, e: &io::Error) -> ReadError {
+    pub(crate) fn from_io(what: &'static str, whose: &str, e: &io::Error) -> ReadError {
         let kind = match e.kind() {
             io::ErrorKind::PermissionDenied => "permission",
             _ => "io",
@@ -100,6 +111,7 @@ pub struct Source {
     fds: Vec<i32>,
     /// Task records read since the last process listing began.
     records_read: u64,
+    extras: ExtrasReader,
 }
 
 impl Source {
@@ -118,6 +130,7 @@ impl Source {
             records: Vec::new(),
             fds: Vec::new(),
             records_read: 0,
+            extras: ExtrasReader::new(),
         })
     }
 
@@ -231,6 +244,35 @@ impl Source {
         }
     }
 
+    /// Start reading extras for a scrape (see [`ExtrasReader`]).
+    pub fn begin_extras(&mut self) {
+        self.extras.begin_scrape();
+    }
+
+    /// The values of `/proc` files the records do not carry, for a process
+    /// (`thread` false, `tid == tgid`) or one of its threads; `false` if
+    /// the task is gone.
+    #[allow(
+        clippy::similar_names,
+        reason = "tgid and tid are the kernel's names for the two ids"
+    )]
+    pub fn extras(
+        &mut self,
+        tgid: i32,
+        tid: i32,
+        thread: bool,
+        wants: Wants,
+        out: &mut Extras,
+        errors: &mut Vec<ReadError>,
+    ) -> bool {
+        self.extras.read(tgid, tid, thread, wants, out, errors)
+    }
+
+    /// End a scrape's extras: close the files of tasks it did not read.
+    pub fn end_extras(&mut self) {
+        self.extras.end_scrape();
+    }
+
     /// Task records read in this scrape (processes and threads).
     pub fn records_read(&self) -> u64 {
         self.records_read
@@ -262,6 +304,27 @@ pub fn cmdline(pid: i32) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
         }
         Err(e) if io_is_gone(&e) => Ok(None),
         Err(e) => Err(ReadError::from_io("cmdline", &format!(" of {pid}"), &e)),
+    }
+}
+
+/// The path of each line of `/proc/PID/cgroup` (`ID:CONTROLLERS:PATH`), in
+/// the file's order; `Ok(None)` if the process is gone.
+pub fn cgroups(pid: i32) -> Result<Option<Vec<Vec<u8>>>, ReadError> {
+    match std::fs::read(format!("/proc/{pid}/cgroup")) {
+        Ok(bytes) => Ok(Some(
+            bytes
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|line| {
+                    // The path is everything after the second colon (it
+                    // may hold colons itself).
+                    let mut parts = line.splitn(3, |&b| b == b':');
+                    parts.nth(2).unwrap_or_default().to_vec()
+                })
+                .collect(),
+        )),
+        Err(e) if io_is_gone(&e) => Ok(None),
+        Err(e) => Err(ReadError::from_io("cgroup", &format!(" of {pid}"), &e)),
     }
 }
 

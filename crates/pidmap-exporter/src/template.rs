@@ -1,9 +1,10 @@
 //! process-exporter's group name templates (Go `text/template` syntax),
-//! the subset its documentation uses: literal text and the actions
+//! the fields process-exporter 0.7.10 offers: literal text and the actions
 //! `{{.Comm}}`, `{{.ExeBase}}`, `{{.ExeFull}}`, `{{.Username}}`,
-//! `{{.PID}}` and `{{.Matches.NAME}}` (spaces inside the braces allowed).
-//! Any other action (pipelines, functions, `{{.Cgroups}}`, `{{.StartTime}}`,
-//! `{{.Cwd}}`) is refused when the config is read, never rendered wrongly.
+//! `{{.PID}}`, `{{.StartTime}}`, `{{.Cgroups}}` and `{{.Matches.NAME}}`
+//! (spaces inside the braces allowed), each printed as Go prints it. Any
+//! other action (pipelines, functions) is refused when the config is read,
+//! never rendered wrongly.
 
 use anyhow::{bail, Result};
 
@@ -16,6 +17,8 @@ enum Part {
     ExeFull,
     Username,
     Pid,
+    StartTime,
+    Cgroups,
     Match(String),
 }
 
@@ -33,6 +36,10 @@ pub struct TemplateInput<'a> {
     pub exe_full: &'a [u8],
     pub username: &'a [u8],
     pub pid: i32,
+    /// Seconds and nanoseconds since the epoch.
+    pub start_time: (i64, u32),
+    /// The path of each line of `/proc/PID/cgroup`, in its order.
+    pub cgroups: &'a [Vec<u8>],
     /// Named captures of the group's `cmdline` regexes.
     pub matches: &'a [(String, Vec<u8>)],
 }
@@ -58,6 +65,8 @@ impl NameTemplate {
                 ".ExeFull" => Part::ExeFull,
                 ".Username" => Part::Username,
                 ".PID" => Part::Pid,
+                ".StartTime" => Part::StartTime,
+                ".Cgroups" => Part::Cgroups,
                 _ => match action.strip_prefix(".Matches.") {
                     Some(name)
                         if !name.is_empty()
@@ -67,7 +76,7 @@ impl NameTemplate {
                     }
                     _ => bail!(
                         "name template {text:?}: unsupported action {{{{{action}}}}} \
-                         (supported: .Comm .ExeBase .ExeFull .Username .PID .Matches.NAME)"
+                         (supported: .Comm .ExeBase .ExeFull .Username .PID .StartTime .Cgroups .Matches.NAME)"
                     ),
                 },
             });
@@ -89,13 +98,20 @@ impl NameTemplate {
             .any(|p| matches!(p, Part::ExeBase | Part::ExeFull))
     }
 
+    /// Whether rendering needs the cgroups.
+    pub fn needs_cgroups(&self) -> bool {
+        self.parts.contains(&Part::Cgroups)
+    }
+
     /// Whether rendering needs the user name.
     pub fn needs_username(&self) -> bool {
         self.parts.contains(&Part::Username)
     }
 
     /// The group name for one process. A capture that did not take part in
-    /// the match renders empty, as Go's map lookup does.
+    /// the match renders empty; a name that is no capture of the entry's
+    /// regexes renders `<no value>`, as Go's template does for a missing
+    /// map key.
     pub fn render(&self, input: &TemplateInput<'_>) -> Vec<u8> {
         let mut out = Vec::new();
         for part in &self.parts {
@@ -106,15 +122,38 @@ impl NameTemplate {
                 Part::ExeBase => out.extend_from_slice(base_name(input.exe_full)),
                 Part::Username => out.extend_from_slice(input.username),
                 Part::Pid => out.extend_from_slice(input.pid.to_string().as_bytes()),
-                Part::Match(name) => {
-                    if let Some((_, v)) = input.matches.iter().find(|(k, _)| k == name) {
-                        out.extend_from_slice(v);
-                    }
+                Part::StartTime => out.extend_from_slice(go_time(input.start_time).as_bytes()),
+                Part::Cgroups => {
+                    // Go's `%v` of a []string: "[a b c]".
+                    out.push(b'[');
+                    out.extend_from_slice(&input.cgroups.join(&b' '));
+                    out.push(b']');
                 }
+                Part::Match(name) => match input.matches.iter().find(|(k, _)| k == name) {
+                    Some((_, v)) => out.extend_from_slice(v),
+                    None => out.extend_from_slice(b"<no value>"),
+                },
             }
         }
         out
     }
+}
+
+/// A UTC time as Go's `time.Time.String()` prints it:
+/// `2026-12-06 19:54:08.41 +0000 UTC` (the fraction's trailing zeros
+/// dropped, and the fraction with them when it is 0).
+pub fn go_time((secs, nanos): (i64, u32)) -> String {
+    let Some(t) = chrono::DateTime::from_timestamp(secs, nanos) else {
+        return format!("{secs}.{nanos:09}");
+    };
+    let mut text = t.format("%Y-%m-%d %H:%M:%S").to_string();
+    if nanos > 0 {
+        let fraction = format!("{nanos:09}");
+        text.push('.');
+        text.push_str(fraction.trim_end_matches('0'));
+    }
+    text.push_str(" +0000 UTC");
+    text
 }
 
 /// Go's `filepath.Base`: the last element, trailing slashes dropped; "/"
@@ -137,12 +176,16 @@ pub fn base_name(path: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
+    const CGROUPS: &[Vec<u8>] = &[];
+
     fn input(matches: &[(String, Vec<u8>)]) -> TemplateInput<'_> {
         TemplateInput {
             comm: b"nginx",
             exe_full: b"/usr/sbin/nginx",
             username: b"www-data",
             pid: 42,
+            start_time: (1_796_587_006, 410_000_000),
+            cgroups: CGROUPS,
             matches,
         }
     }
@@ -162,15 +205,32 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_capture_renders_empty() {
-        let t = NameTemplate::parse("x{{.Matches.nope}}y").unwrap();
-        assert_eq!(t.render(&input(&[])), b"xy".to_vec());
+    fn a_capture_that_did_not_match_renders_empty_and_an_unknown_one_no_value() {
+        let m = [("empty".to_owned(), Vec::new())];
+        let t = NameTemplate::parse("x{{.Matches.empty}}y{{.Matches.nope}}").unwrap();
+        assert_eq!(t.render(&input(&m)), b"xy<no value>".to_vec());
+    }
+
+    #[test]
+    fn start_time_and_cgroups_print_as_go_does() {
+        // As process-exporter 0.7.10 rendered them for a sleep(1).
+        let cgroups = [b"/".to_vec(), b"/process_api/e7".to_vec(), b"/".to_vec()];
+        let t = NameTemplate::parse("{{.StartTime}}|{{.Cgroups}}").unwrap();
+        let mut i = input(&[]);
+        i.cgroups = &cgroups;
+        assert_eq!(
+            String::from_utf8(t.render(&i)).unwrap(),
+            "2026-12-06 19:56:46.41 +0000 UTC|[/ /process_api/e7 /]"
+        );
+        assert!(t.needs_cgroups() && !t.needs_cmdline());
+        assert_eq!(go_time((0, 0)), "1970-01-01 00:00:00 +0000 UTC");
+        assert_eq!(go_time((1, 500_000_000)), "1970-01-01 00:00:01.5 +0000 UTC");
     }
 
     #[test]
     fn unknown_actions_are_refused() {
         for bad in [
-            "{{.Cgroups}}",
+            "{{.Cwd}}",
             "{{.Comm | printf}}",
             "{{.Comm",
             "a}}",

@@ -9,17 +9,101 @@
 //!   processes (and threads) used since the last one, so what an exited
 //!   process used stays counted; a group once seen stays (with 0
 //!   processes);
+//! - states and wait channels are counted as process-exporter counts them:
+//!   each process by its own, and each thread of a multi-threaded process
+//!   once more;
 //! - one difference: a process already running at the first scrape counts
-//!   its whole CPU time then (process-exporter starts those at 0), so
+//!   its whole usage then (process-exporter starts those at 0), so
 //!   `--once` shows real totals. Rates are the same.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::config::{Config, ProcessFacts};
+use crate::extras::{Extras, Wants};
 use crate::label::label_value;
-use crate::snapshot::{ErrorCounts, GroupSnapshot, Snapshot, States, ThreadNameSnapshot};
+use crate::snapshot::{
+    CounterValues, ErrorCounts, GroupSnapshot, Snapshot, States, ThreadNameSnapshot,
+};
 use crate::source::{self, ProcessRecord, ReadError, Source, ThreadRecord};
+
+/// A task's counters as its files show them (totals since it started).
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    user: Duration,
+    system: Duration,
+    minor_faults: u64,
+    major_faults: u64,
+    voluntary: u64,
+    involuntary: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+impl Counts {
+    fn new(user: Duration, system: Duration, x: &Extras) -> Counts {
+        Counts {
+            user,
+            system,
+            minor_faults: x.minor_faults,
+            major_faults: x.major_faults,
+            voluntary: x.voluntary_switches,
+            involuntary: x.involuntary_switches,
+            read_bytes: x.read_bytes,
+            write_bytes: x.write_bytes,
+        }
+    }
+
+    /// Add what `now` shows beyond `seen`, and remember `now` in `seen`
+    /// (never going down, so a counter that shrinks adds nothing).
+    fn add_since(&mut self, now: &Counts, seen: &mut Counts) {
+        self.user += now.user.saturating_sub(seen.user);
+        self.system += now.system.saturating_sub(seen.system);
+        seen.user = seen.user.max(now.user);
+        seen.system = seen.system.max(now.system);
+        let pairs = [
+            (
+                &mut self.minor_faults,
+                now.minor_faults,
+                &mut seen.minor_faults,
+            ),
+            (
+                &mut self.major_faults,
+                now.major_faults,
+                &mut seen.major_faults,
+            ),
+            (&mut self.voluntary, now.voluntary, &mut seen.voluntary),
+            (
+                &mut self.involuntary,
+                now.involuntary,
+                &mut seen.involuntary,
+            ),
+            (&mut self.read_bytes, now.read_bytes, &mut seen.read_bytes),
+            (
+                &mut self.write_bytes,
+                now.write_bytes,
+                &mut seen.write_bytes,
+            ),
+        ];
+        for (total, now, seen) in pairs {
+            *total += now.saturating_sub(*seen);
+            *seen = (*seen).max(now);
+        }
+    }
+
+    fn values(&self) -> CounterValues {
+        CounterValues {
+            cpu_user: self.user.as_secs_f64(),
+            cpu_system: self.system.as_secs_f64(),
+            minor_faults: self.minor_faults,
+            major_faults: self.major_faults,
+            voluntary_switches: self.voluntary,
+            involuntary_switches: self.involuntary,
+            read_bytes: self.read_bytes,
+            write_bytes: self.write_bytes,
+        }
+    }
+}
 
 /// What was decided about a process when it was first seen.
 struct Tracked {
@@ -27,29 +111,38 @@ struct Tracked {
     group: Option<usize>,
     /// The scrape that last saw it.
     seen: u64,
-    user: Duration,
-    system: Duration,
+    counts: Counts,
     threads: HashMap<i32, ThreadSeen>,
 }
 
 struct ThreadSeen {
     seen: u64,
-    user: Duration,
-    system: Duration,
+    counts: Counts,
 }
 
 /// A group's counters, kept across scrapes.
 struct GroupTotals {
     label: String,
-    user: Duration,
-    system: Duration,
-    /// Per thread name (label value): user and system time.
-    threads: BTreeMap<String, (Duration, Duration)>,
+    counts: Counts,
+    /// Per thread name (label value).
+    threads: BTreeMap<String, Counts>,
 }
 
 /// Options that change what is read.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "process-exporter's flags, one each"
+)]
 pub struct TrackerOptions {
     pub children: bool,
+    /// The per-thread-name families (`-threads`).
+    pub threads: bool,
+    /// The proportional memtypes (`-gather-smaps`).
+    pub smaps: bool,
+    /// Name again, every scrape, a process no entry matched (`-recheck`).
+    pub recheck: bool,
+    /// Log each new process and the group it joins (`-debug`).
+    pub debug: bool,
 }
 
 pub struct Tracker {
@@ -124,7 +217,8 @@ impl Tracker {
     )]
     fn update(&mut self, source: &mut Source, records: &[ProcessRecord]) -> Snapshot {
         let scrape = self.scrape;
-        // Name the new processes.
+        // Name the new processes (and, with -recheck, those no entry
+        // matched before).
         let by_pid: HashMap<i32, usize> = records
             .iter()
             .enumerate()
@@ -135,10 +229,20 @@ impl Tracker {
             let key = (record.pid, record.start);
             if let Some(t) = self.procs.get_mut(&key) {
                 t.seen = scrape;
-                continue;
+                if !(self.options.recheck && t.group.is_none()) {
+                    continue;
+                }
             }
             match self.name_new(record) {
                 Ok(Some(name)) => {
+                    if self.options.debug {
+                        eprintln!(
+                            "pidmap-exporter: debug: process {} ({}) matched as {}",
+                            record.pid,
+                            label_value(&record.comm),
+                            label_value(&name)
+                        );
+                    }
                     let group = Some(self.group_id(name));
                     self.procs.insert(key, Tracked::new(group, scrape));
                 }
@@ -156,6 +260,16 @@ impl Tracker {
             } else {
                 None
             };
+            if self.options.debug {
+                if let Some(g) = group {
+                    eprintln!(
+                        "pidmap-exporter: debug: process {} ({}) joins {}, its ancestor's group",
+                        record.pid,
+                        label_value(&record.comm),
+                        self.groups[g].label
+                    );
+                }
+            }
             self.procs
                 .insert((record.pid, record.start), Tracked::new(group, scrape));
         }
@@ -190,16 +304,58 @@ impl Tracker {
             self.report(&e);
         }
 
+        // What each file says, for the grouped processes and their threads.
+        let process_wants = Wants {
+            stat: true,
+            status: true,
+            io: true,
+            wchan: true,
+            smaps: self.options.smaps,
+        };
+        let thread_wants = Wants {
+            stat: self.options.threads,
+            status: true,
+            io: self.options.threads,
+            wchan: true,
+            smaps: false,
+        };
+        source.begin_extras();
+        let mut extras = Extras::default();
+        let mut thread_extras = Extras::default();
+        let mut extra_errors = Vec::new();
+        let mut thread_extra_errors = Vec::new();
+        let mut partial = 0;
+
         let mut views: Vec<GroupView> = (0..self.groups.len())
             .map(|_| GroupView::default())
             .collect();
         for record in grouped {
             let key = (record.pid, record.start);
+            let before = extra_errors.len();
+            if !source.extras(
+                record.pid,
+                record.pid,
+                false,
+                process_wants,
+                &mut extras,
+                &mut extra_errors,
+            ) {
+                // Gone since it was listed: not an error, not counted.
+                extra_errors.truncate(before);
+                continue;
+            }
+            if extra_errors.len() > before {
+                partial += 1;
+            }
             let group = self.procs[&key].group.expect("grouped");
             let view = &mut views[group];
             view.procs += 1;
             view.threads += u64::from(record.num_threads);
             view.rss += record.rss_bytes;
+            view.virtual_bytes += extras.virtual_bytes;
+            view.swap += extras.swap_bytes;
+            view.pss += extras.pss_bytes;
+            view.swap_pss += extras.swap_pss_bytes;
             #[allow(
                 clippy::cast_precision_loss,
                 reason = "seconds since the epoch: exact below 2^53"
@@ -208,42 +364,61 @@ impl Tracker {
             if view.oldest_start.is_none_or(|s| start < s) {
                 view.oldest_start = Some(start);
             }
-            let threads = thread_records.get(&record.pid).filter(|t| !t.is_empty());
-            match threads {
-                Some(threads) => {
-                    for t in threads {
-                        view.states.add(t.state);
-                    }
-                }
-                None => view.states.add(record.state),
+            view.states.add(record.state);
+            if let Some(w) = &extras.wchan {
+                *view.wchans.entry(w.clone()).or_default() += 1;
             }
-            // CPU: what it used since the last scrape.
+            let mut counts = Counts::new(record.user, record.system, &extras);
+            let threads = thread_records.get(&record.pid).filter(|t| t.len() > 1);
             let tracked = self.procs.get_mut(&key).expect("tracked");
             let totals = &mut self.groups[group];
-            totals.user += record.user.saturating_sub(tracked.user);
-            totals.system += record.system.saturating_sub(tracked.system);
-            tracked.user = tracked.user.max(record.user);
-            tracked.system = tracked.system.max(record.system);
             if let Some(threads) = threads {
+                // A process's status counts its first thread's context
+                // switches only: the group's are its threads' sum.
+                counts.voluntary = 0;
+                counts.involuntary = 0;
                 for t in threads {
+                    if !source.extras(
+                        record.pid,
+                        t.tid,
+                        true,
+                        thread_wants,
+                        &mut thread_extras,
+                        &mut thread_extra_errors,
+                    ) {
+                        continue;
+                    }
+                    view.states.add(t.state);
+                    if let Some(w) = &thread_extras.wchan {
+                        *view.wchans.entry(w.clone()).or_default() += 1;
+                    }
+                    counts.voluntary += thread_extras.voluntary_switches;
+                    counts.involuntary += thread_extras.involuntary_switches;
                     let name = label_value(&t.comm);
                     *view.thread_counts.entry(name.clone()).or_default() += 1;
                     let seen = tracked.threads.entry(t.tid).or_insert(ThreadSeen {
                         seen: scrape,
-                        user: Duration::ZERO,
-                        system: Duration::ZERO,
+                        counts: Counts::default(),
                     });
-                    let acc = totals.threads.entry(name).or_default();
-                    acc.0 += t.user.saturating_sub(seen.user);
-                    acc.1 += t.system.saturating_sub(seen.system);
-                    seen.user = seen.user.max(t.user);
-                    seen.system = seen.system.max(t.system);
                     seen.seen = scrape;
+                    let now = Counts::new(t.user, t.system, &thread_extras);
+                    totals
+                        .threads
+                        .entry(name)
+                        .or_default()
+                        .add_since(&now, &mut seen.counts);
                 }
                 tracked.threads.retain(|_, t| t.seen == scrape);
             }
+            // What it used since the last scrape.
+            totals.counts.add_since(&counts, &mut tracked.counts);
         }
+        source.end_extras();
         self.thread_records = thread_records;
+        self.errors.partial_errors += partial;
+        for e in extra_errors.iter().chain(&thread_extra_errors) {
+            self.report(e);
+        }
 
         // Open fds and their limits, for the grouped processes only.
         for (key, tracked) in &self.procs {
@@ -270,6 +445,7 @@ impl Tracker {
         }
         let mut snapshot = Snapshot {
             tasks_read: source.records_read(),
+            smaps: self.options.smaps,
             ..Snapshot::default()
         };
         let mut view_errors = Vec::new();
@@ -279,21 +455,25 @@ impl Tracker {
                 name: totals.label.clone(),
                 procs: view.procs,
                 threads: view.threads,
-                cpu_user: totals.user.as_secs_f64(),
-                cpu_system: totals.system.as_secs_f64(),
+                counters: totals.counts.values(),
                 resident_bytes: view.rss,
+                virtual_bytes: view.virtual_bytes,
+                swap_bytes: view.swap,
+                pss_bytes: view.pss,
+                swap_pss_bytes: view.swap_pss,
                 states: view.states,
-                oldest_start: view.oldest_start.unwrap_or(0.0),
+                wchans: view.wchans.into_iter().collect(),
+                // Whole seconds, as process-exporter's `Time.Unix()`.
+                oldest_start: view.oldest_start.map_or(0.0, f64::floor),
                 open_fds: view.fds,
                 worst_fd_ratio: view.worst_fd_ratio,
                 thread_names: totals
                     .threads
                     .iter()
-                    .map(|(name, (user, system))| ThreadNameSnapshot {
+                    .map(|(name, counts)| ThreadNameSnapshot {
                         name: name.clone(),
                         count: view.thread_counts.get(name).copied().unwrap_or(0),
-                        cpu_user: user.as_secs_f64(),
-                        cpu_system: system.as_secs_f64(),
+                        counters: counts.values(),
                     })
                     .collect(),
             });
@@ -327,11 +507,24 @@ impl Tracker {
                 .clone(),
             _ => Vec::new(),
         };
+        let cgroups = if self.config.needs_cgroups() {
+            source::cgroups(record.pid)?.unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        // As process-exporter dates it: the boot time in whole seconds
+        // plus the start time since boot.
+        let start = Duration::from_secs(self.boot_time) + record.start;
         Ok(self.config.group_of(&ProcessFacts {
             comm: &record.comm,
             argv: &argv,
             username: &username,
             pid: record.pid,
+            start_time: (
+                i64::try_from(start.as_secs()).unwrap_or(i64::MAX),
+                start.subsec_nanos(),
+            ),
+            cgroups: &cgroups,
         }))
     }
 
@@ -368,8 +561,7 @@ impl Tracker {
         let id = self.groups.len();
         self.groups.push(GroupTotals {
             label: label_value(&name),
-            user: Duration::ZERO,
-            system: Duration::ZERO,
+            counts: Counts::default(),
             threads: BTreeMap::new(),
         });
         self.group_index.insert(name, id);
@@ -382,8 +574,7 @@ impl Tracked {
         Tracked {
             group,
             seen,
-            user: Duration::ZERO,
-            system: Duration::ZERO,
+            counts: Counts::default(),
             threads: HashMap::new(),
         }
     }
@@ -395,7 +586,12 @@ struct GroupView {
     procs: u64,
     threads: u64,
     rss: u64,
+    virtual_bytes: u64,
+    swap: u64,
+    pss: u64,
+    swap_pss: u64,
     states: States,
+    wchans: BTreeMap<String, u64>,
     oldest_start: Option<f64>,
     fds: u64,
     worst_fd_ratio: f64,

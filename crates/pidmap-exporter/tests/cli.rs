@@ -167,7 +167,7 @@ fn bad_configs_are_one_line_and_exit_2() {
     );
     assert_usage_error(
         &[],
-        Some("process_names:\n  - name: '{{.Cgroups}}'\n    comm: [x]\n"),
+        Some("process_names:\n  - name: '{{.Cwd}}'\n    comm: [x]\n"),
         "unsupported action",
     );
     assert_usage_error(
@@ -182,6 +182,61 @@ fn bad_configs_are_one_line_and_exit_2() {
 fn bad_flags_exit_2() {
     assert_usage_error(&["--no-such-flag"], None, "--no-such-flag");
     assert_usage_error(&["-threads=maybe"], None, "maybe");
+}
+
+#[test]
+fn process_exporters_refused_flags_are_named() {
+    for (args, wanted) in [
+        (
+            &["-namemapping", "a,b"][..],
+            "-namemapping is not supported",
+        ),
+        (&["-procnames=sshd"][..], "-procnames is not supported"),
+        (&["-procfs", "/host/proc"][..], "-procfs is not supported"),
+        (
+            &["-web.config.file", "web.yml"][..],
+            "-web.config.file (TLS, basic auth) is not supported",
+        ),
+        (&["-man"][..], "-man is not supported"),
+    ] {
+        assert_usage_error(args, None, wanted);
+    }
+}
+
+#[test]
+fn process_exporters_other_flags_run() {
+    let out = Cmd::new(exporter())
+        .args([
+            "--once",
+            "-recheck",
+            "-debug",
+            "-gather-smaps=false",
+            "-threads=false",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("memtype=\"virtual\""), "{text}");
+    assert!(!text.contains("proportionalResident"), "{text}");
+    let help = Cmd::new(exporter()).arg("--help").assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    for flag in ["--gather-smaps", "--recheck", "--debug", "[default: :9256]"] {
+        assert!(help.contains(flag), "{flag} not in --help:\n{help}");
+    }
+}
+
+/// Out of fds, the message says so (the cause, not only what failed).
+#[test]
+fn out_of_fds_the_cause_is_kept() {
+    let cmd = format!("ulimit -n 5; exec {} --once", exporter());
+    Cmd::new("sh")
+        .args(["-c", &cmd])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .stderr(predicate::str::contains("Too many open files"));
 }
 
 #[test]
@@ -236,10 +291,19 @@ fn http_serves_both_formats() {
     assert_eq!(missing.status_code, 404);
 }
 
+/// A config that groups nothing: these tests are about HTTP, and a scrape
+/// of every process on a busy host can take seconds.
+fn light_config(dir: &std::path::Path) -> String {
+    config(dir, "process_names:\n  - comm: [pmx-no-such-process]\n")
+        .display()
+        .to_string()
+}
+
 #[test]
 fn a_stuck_client_does_not_block_the_next_scrape() {
     let mut kids = Children::default();
-    let url = serve(&mut kids, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = serve(&mut kids, &["--config.path", &light_config(dir.path())]);
     let addr = url
         .trim_start_matches("http://")
         .trim_end_matches("/metrics")
@@ -268,7 +332,8 @@ fn a_stuck_client_does_not_block_the_next_scrape() {
 #[test]
 fn concurrent_scrapes_all_succeed() {
     let mut kids = Children::default();
-    let url = serve(&mut kids, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = serve(&mut kids, &["--config.path", &light_config(dir.path())]);
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let url = url.clone();
