@@ -67,8 +67,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("F5, t", "tree view on/off"),
     ("F6", "choose the sort column"),
     ("<, >", "sort by the column to the left / right"),
-    ("P, M, T, N", "sort by %CPU, %MEM, TIME+, PID"),
-    ("R, I", "reverse the sort order"),
+    (
+        "P, M, T, N",
+        "sort by %CPU, %MEM, TIME+ (largest first), PID",
+    ),
+    ("R, I", "invert the current sort order"),
     (
         "F2",
         "choose the columns (Space or Enter shows or hides one)",
@@ -253,7 +256,10 @@ impl State {
             }
             KeyCode::Char(c) => {
                 if let Some(k) = Column::from_letter(c) {
+                    // As htop: P, M, T always busiest first, N lowest
+                    // first, whatever I did to the previous order.
                     self.order.key = k;
+                    self.order.reversed = false;
                     self.arrange();
                 }
             }

@@ -51,6 +51,18 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 /// How often the watchdog looks for a hung-up terminal.
 const HANGUP_CHECK: Duration = Duration::from_millis(250);
 
+/// File descriptors that must be free before the terminal changes: the
+/// tty crossterm opens, its poll and wake-up fds, and the `/proc` file a
+/// refresh opens at a time. With fewer, crossterm's reads fail, and its
+/// cursor-position read retries a failed read for ever: the screen would
+/// hang blank at 100 % CPU instead of saying why.
+const FD_RESERVE: usize = 8;
+
+/// A quit signal the event loop has not acted on within this time (it is
+/// stuck in a read) is acted on by the watchdog: terminal restored, and
+/// death by the signal.
+const SIGNAL_GRACE: Duration = Duration::from_millis(750);
+
 /// The signals that end the interactive top with the terminal restored.
 const QUIT_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT];
 
@@ -97,6 +109,36 @@ fn terminal_hung_up() -> bool {
         libc::tcgetattr(libc::STDIN_FILENO, std::ptr::from_mut(&mut t)) != 0
     };
     failed && io::Error::last_os_error().raw_os_error() == Some(libc::EIO)
+}
+
+/// Fails, naming the limit and the cause, unless [`FD_RESERVE`] more files
+/// can be opened.
+fn check_fd_reserve() -> Result<()> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut held = Vec::with_capacity(FD_RESERVE);
+    for _ in 0..FD_RESERVE {
+        // SAFETY: F_DUPFD_CLOEXEC duplicates stderr into a new fd, which
+        // the OwnedFd then owns alone and closes on drop.
+        let fd = unsafe { libc::fcntl(libc::STDERR_FILENO, libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: `limit` is a valid, writable rlimit.
+            unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, std::ptr::from_mut(&mut limit)) };
+            return Err(e).with_context(|| {
+                format!(
+                    "too few free fds for the terminal (RLIMIT_NOFILE {}, {FD_RESERVE} more needed)",
+                    limit.rlim_cur
+                )
+            });
+        }
+        // SAFETY: `fd` was just returned by fcntl and is owned by nobody.
+        held.push(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    Ok(())
 }
 
 /// Dies of `sig` with its default action (so that the parent sees the
@@ -198,16 +240,33 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
     let mut prev = Sample::of(&infos);
     let mut prev_at = Instant::now();
 
+    check_fd_reserve()?;
     catch_quit_signals()?;
     let guard = TerminalGuard::enter()?;
     // Nothing can be restored on a terminal that is gone: die as a
-    // SIGHUP would have made us.
-    std::thread::spawn(|| loop {
-        std::thread::sleep(HANGUP_CHECK);
-        if terminal_hung_up() {
-            die_of(libc::SIGHUP);
+    // SIGHUP would have made us. A quit signal the event loop leaves
+    // unanswered (stuck in a read) is answered here.
+    std::thread::spawn(|| {
+        let mut pending_since: Option<Instant> = None;
+        loop {
+            std::thread::sleep(HANGUP_CHECK);
+            if terminal_hung_up() {
+                die_of(libc::SIGHUP);
+            }
+            let sig = PENDING_SIGNAL.load(Ordering::Relaxed);
+            if sig == 0 {
+                continue;
+            }
+            let since = *pending_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= SIGNAL_GRACE {
+                restore();
+                die_of(sig);
+            }
         }
     });
+    // Open crossterm's input now: a failure here is an error line, where
+    // the cursor-position read below would retry it for ever.
+    event::poll(Duration::ZERO).context("reading the terminal's input")?;
     // One write per frame, not one per line (stdout is line-buffered),
     // so that a terminal never shows a frame half drawn.
     let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());

@@ -361,3 +361,40 @@ fn top_ends_when_its_terminal_is_hung_up() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The first and last pid of the table, once it has rows.
+fn ends(s: &str) -> Option<(i32, i32)> {
+    let rows = table_rows(s)?;
+    Some((pid_of(rows.first()?), pid_of(rows.last()?)))
+}
+
+#[test]
+fn p_and_t_sort_busiest_first_even_after_i_and_i_inverts() {
+    let (_idle, list) = kids(2, b"sortidle");
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let busy_pid = i32::try_from(busy.id()).unwrap();
+    let tmux = Tmux::new("sortkeys");
+    tmux.start(&["top", "-d", "0.5", "-p", &format!("{list},{busy_pid}")]);
+    tmux.wait_for("started", started);
+    // I inverts the order; P after it is busiest first again (htop's P).
+    tmux.keys("I");
+    tmux.keys("P");
+    tmux.wait_for("the busy loop first by %CPU", |s| {
+        ends(s).is_some_and(|(first, _)| first == busy_pid)
+    });
+    tmux.keys("I");
+    tmux.wait_for("the busy loop last, inverted", |s| {
+        ends(s).is_some_and(|(_, last)| last == busy_pid)
+    });
+    tmux.keys("T");
+    tmux.wait_for("the busy loop first by TIME+", |s| {
+        ends(s).is_some_and(|(first, _)| first == busy_pid)
+    });
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+    let _ = busy.kill();
+    let _ = busy.wait();
+}

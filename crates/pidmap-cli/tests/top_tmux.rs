@@ -185,3 +185,41 @@ fn user_filter_and_iterations() {
         "pidmap: no such user: \"no-such-user-pidmap\"\n"
     );
 }
+
+/// Under a small fd limit the interactive top says why it cannot run and
+/// gives the terminal back at once (it used to hang on a blank screen at
+/// 100 % CPU with `ulimit -n` 6 or 7, inside crossterm's cursor read).
+#[test]
+fn a_small_fd_limit_is_an_error_line_not_a_hang() {
+    for n in [6, 7, 8] {
+        let tmux = Tmux::new(&format!("ulimit{n}"));
+        let started_at = Instant::now();
+        // The shell stays, so that tmux has read all top wrote.
+        tmux.start_shell(&format!(
+            "ulimit -n {n}; '{}' top; echo status=$?; sleep 60",
+            support::bin().display()
+        ));
+        let screen = tmux.wait_for("top to exit", |s| s.contains("status="));
+        let took = started_at.elapsed();
+        // A second for top itself; tmux's start and polling add to it on
+        // a loaded machine.
+        assert!(
+            took < Duration::from_secs(3),
+            "ulimit -n {n}: took {took:?}"
+        );
+        assert!(screen.contains("status=1"), "ulimit -n {n}:\n{screen}");
+        assert!(
+            !tmux.alternate_on(false),
+            "ulimit -n {n}: alternate screen left"
+        );
+        assert!(
+            screen.contains("Too many open files"),
+            "ulimit -n {n}: no cause on the screen:\n{screen}"
+        );
+        assert_eq!(
+            screen.lines().filter(|l| l.starts_with("pidmap:")).count(),
+            1,
+            "ulimit -n {n}: one error line:\n{screen}"
+        );
+    }
+}
