@@ -16,14 +16,16 @@
 //!   times and memory.
 //!
 //! Two more rows are not readers but the kernel's own cost of producing
-//! the files, which no /proc reader goes below (no listing, no parsing):
+//! the files and listings, which no /proc reader goes below (no parsing,
+//! no records):
 //!
 //! * `floor: pread kept stat` — one `pread` from offset 0 of every task's
 //!   `/proc/TGID/task/TID/stat`, kept open from the first refresh: what a
 //!   reader that keeps its files pays at the least;
-//! * `floor: open+read+close stat` — the same files opened by their path
-//!   below a `/proc` fd, read and closed: what a reader that keeps
-//!   nothing pays at the least.
+//! * `floor: list+open+read+close` — each process's `task` directory
+//!   listed (`getdents64`) and each task's `stat` opened below it
+//!   (`TID/stat`), read and closed: what a reader that keeps nothing pays
+//!   at the least.
 //!
 //! Before timing, one refresh of each is cross-checked: they must have
 //! seen the same tids, but for tasks that came or went between them, and
@@ -44,6 +46,7 @@
 //! Run: `cargo bench -p pidmap --bench peers` (the host's tasks, then
 //! with 100 processes × 100 parked threads forked for the run, killed and
 //! reaped after it); `-- --rounds N` sets the rounds (default 30),
+//! `-- --family PxT` forks P processes of T threads instead,
 //! `-- --no-family` skips the second set, `-- --only-family` the first,
 //! `-- --only NAME` runs the method so named, or those whose name
 //! contains NAME (for a profiler or `strace -c`).
@@ -294,19 +297,19 @@ fn open_proc_root() -> OwnedFd {
     .expect("/proc")
 }
 
-/// The floors, measured in a child process of their own: the kept
-/// files of `pidmap` and sysinfo take most of the fd table this process
-/// may have (each up to half of `RLIMIT_NOFILE`), and the kept floor needs
-/// one fd per task. The child is forked while the bench has one thread,
-/// does one refresh per request and answers with its own CPU time for it
-/// and how many files it read.
+/// A floor, measured in a child process of its own: the kept files of
+/// `pidmap` and sysinfo take most of the fd table this process may have
+/// (each up to half of `RLIMIT_NOFILE`), and the kept floor needs one fd
+/// per task. The child is forked while the bench has one thread, does one
+/// refresh per request and answers with its own CPU time for it and how
+/// many files it read.
 struct FloorChild {
     pid: libc::pid_t,
     link: std::os::unix::net::UnixStream,
 }
 
 impl FloorChild {
-    fn spawn() -> FloorChild {
+    fn spawn(which: u8) -> FloorChild {
         let (parent, child) = std::os::unix::net::UnixStream::pair().expect("socketpair");
         // SAFETY: the bench has no other thread, so the child may
         // allocate; it never returns, it exits.
@@ -314,16 +317,15 @@ impl FloorChild {
         assert!(pid >= 0, "fork");
         if pid == 0 {
             drop(parent);
-            floor_child_main(child);
+            floor_child_main(child, which);
         }
         FloorChild { pid, link: parent }
     }
 
-    /// One refresh of floor `which`: the child's CPU time for it and the
-    /// files it read.
-    fn refresh(&mut self, which: u8) -> (Duration, u64) {
+    /// One refresh: the child's CPU time for it and the files it read.
+    fn refresh(&mut self) -> (Duration, u64) {
         use std::io::{Read, Write};
-        self.link.write_all(&[which]).expect("to the floor child");
+        self.link.write_all(b"r").expect("to the floor child");
         let mut answer = [0u8; 16];
         self.link
             .read_exact(&mut answer)
@@ -347,12 +349,13 @@ impl Drop for FloorChild {
 const FLOOR_PREAD: u8 = b'p';
 const FLOOR_OPEN: u8 = b'o';
 
-/// The floor child: on `p`, one `pread` from offset 0 of every task's
-/// `stat`, opened at the first request and kept (procfs formats it anew
-/// for each); on `o`, the same files opened by their path below a kept
-/// `/proc` fd, read once and closed. No listing, no parsing. A task gone
-/// since is not counted.
-fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
+/// A floor child: [`FLOOR_PREAD`], one `pread` from offset 0 of every
+/// task's `stat`, opened at the start and kept (procfs formats it anew for
+/// each read), no listing; [`FLOOR_OPEN`], each `task` directory of the
+/// processes there were at the start listed and each task's `stat`
+/// opened below it, read once and closed. No parsing. A task gone since
+/// is not counted.
+fn floor_child_main(mut link: std::os::unix::net::UnixStream, which: u8) -> ! {
     use std::io::{Read, Write};
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
@@ -360,6 +363,7 @@ fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
     let paths = task_stat_paths();
     let kept: Vec<OwnedFd> = paths
         .iter()
+        .filter(|_| which == FLOOR_PREAD)
         .filter_map(|(_, _, path)| {
             rustix::fs::openat(
                 &root,
@@ -370,12 +374,20 @@ fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
             .ok()
         })
         .collect();
+    // The `task` directories of the processes there are now (the floor
+    // does not list /proc again).
+    let mut dirs: Vec<std::ffi::CString> = paths
+        .iter()
+        .map(|(_, tgid, _)| std::ffi::CString::new(format!("{tgid}/task")).expect("no NUL"))
+        .collect();
+    dirs.dedup();
+    let mut dirents = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
     let mut buf = [0u8; 1024];
-    let mut which = [0u8; 1];
-    while link.read_exact(&mut which).is_ok() {
+    let mut request = [0u8; 1];
+    while link.read_exact(&mut request).is_ok() {
         let start = cpu_time();
         let mut files = 0u64;
-        match which[0] {
+        match which {
             FLOOR_PREAD => {
                 for fd in &kept {
                     if rustix::io::pread(fd, &mut buf, 0).is_ok() {
@@ -384,17 +396,38 @@ fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
                 }
             }
             _ => {
-                for (_, _, path) in &paths {
-                    let Ok(fd) = rustix::fs::openat(
+                // Every process's `task` directory listed, and each
+                // task's `stat` opened below it, read and closed.
+                for path in &dirs {
+                    let Ok(dir) = rustix::fs::openat(
                         &root,
                         path.as_c_str(),
-                        OFlags::RDONLY | OFlags::CLOEXEC,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                         Mode::empty(),
                     ) else {
                         continue;
                     };
-                    if rustix::io::read(&fd, &mut buf).is_ok() {
-                        files += 1;
+                    let mut tids = rustix::fs::RawDir::new(&dir, &mut dirents);
+                    while let Some(Ok(e)) = tids.next() {
+                        let name = e.file_name().to_bytes();
+                        if !name.first().is_some_and(u8::is_ascii_digit) || name.len() > 10 {
+                            continue;
+                        }
+                        let mut rel = [0u8; 17];
+                        rel[..name.len()].copy_from_slice(name);
+                        rel[name.len()..name.len() + 5].copy_from_slice(b"/stat");
+                        let rel = std::ffi::CStr::from_bytes_until_nul(&rel).expect("a NUL");
+                        let Ok(fd) = rustix::fs::openat(
+                            &dir,
+                            rel,
+                            OFlags::RDONLY | OFlags::CLOEXEC,
+                            Mode::empty(),
+                        ) else {
+                            continue;
+                        };
+                        if rustix::io::read(&fd, &mut buf).is_ok() {
+                            files += 1;
+                        }
                     }
                 }
             }
@@ -413,11 +446,12 @@ fn floor_child_main(mut link: std::os::unix::net::UnixStream) -> ! {
 
 /// A floor as a method: its CPU time is the child's; the tids it fills
 /// are none (it lists nothing), its files read are printed once.
-fn floor_method(child: std::rc::Rc<std::cell::RefCell<FloorChild>>, which: u8) -> Refresh<'static> {
+fn floor_method(which: u8) -> Refresh<'static> {
+    let mut child = FloorChild::spawn(which);
     let mut told = false;
     Box::new(move |tids, _| {
         tids.clear();
-        let (cpu, files) = child.borrow_mut().refresh(which);
+        let (cpu, files) = child.refresh();
         if !told {
             println!("  floor {}: {files} stat files read", which as char);
             told = true;
@@ -571,7 +605,7 @@ const OURS: [&str; 3] = [
     "pidmap fallback, kept files",
     "pidmap auto",
 ];
-const FLOORS: [&str; 2] = ["floor: pread kept stat", "floor: open+read+close stat"];
+const FLOORS: [&str; 2] = ["floor: pread kept stat", "floor: list+open+read+close"];
 
 fn run(label: &str, rounds: usize, only: Option<&str>) {
     let mut methods: Vec<(&str, Refresh<'_>)> = vec![
@@ -582,9 +616,8 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
         ("sysinfo", sysinfo_method()),
     ];
     if only.map_or(true, |o| FLOORS.iter().any(|f| f.contains(o))) {
-        let floors = std::rc::Rc::new(std::cell::RefCell::new(FloorChild::spawn()));
-        methods.push((FLOORS[0], floor_method(floors.clone(), FLOOR_PREAD)));
-        methods.push((FLOORS[1], floor_method(floors, FLOOR_OPEN)));
+        methods.push((FLOORS[0], floor_method(FLOOR_PREAD)));
+        methods.push((FLOORS[1], floor_method(FLOOR_OPEN)));
     }
     if let Some(only) = only {
         // The method so named, else those whose name contains it.
@@ -757,8 +790,15 @@ fn main() {
     }
     // Forked now: the bench is still single-threaded (no method spawns
     // threads), and the children only park threads until killed.
-    let kids = spawn_family(100, 100);
-    run("host tasks + 100 processes x 100 threads", rounds, only);
+    let (procs, threads) = value("--family")
+        .and_then(|f| {
+            let (p, t) = f.split_once('x')?;
+            Some((p.parse().ok()?, t.parse().ok()?))
+        })
+        .unwrap_or((100, 100));
+    let kids = spawn_family(procs, threads);
+    let label = format!("host tasks + {procs} processes x {threads} threads");
+    run(&label, rounds, only);
     for k in kids {
         // SAFETY: killing and reaping our own children.
         unsafe {

@@ -73,17 +73,16 @@ impl StatCounters {
 }
 
 impl StatCounters {
-    /// The fields after `flags` (field 10 on).
-    fn parse<'a>(mut rest: impl Iterator<Item = &'a [u8]>) -> Option<StatCounters> {
-        let utime_ticks = parse_num(rest.nth(4)?)?;
-        let stime_ticks = parse_num(rest.next()?)?;
-        let priority = parse_num(rest.nth(2)?)?;
-        let nice = parse_num(rest.next()?)?;
-        let num_threads = parse_num(rest.next()?)?;
-        let start_time_ticks = parse_num(rest.nth(1)?)?;
-        let rss_pages = parse_num(rest.nth(1)?)?;
-        // Fields 25 to 40, then 41.
-        let policy = rest.nth(16).and_then(parse_num);
+    /// Fields 14 to 24, and 41.
+    fn parse(fields: &Fields<'_>) -> Option<StatCounters> {
+        let utime_ticks = unsigned(fields.get(14)?)?;
+        let stime_ticks = unsigned(fields.get(15)?)?;
+        let priority = signed(fields.get(18)?)?;
+        let nice = signed(fields.get(19)?)?;
+        let num_threads = unsigned(fields.get(20)?)?;
+        let start_time_ticks = unsigned(fields.get(22)?)?;
+        let rss_pages = unsigned(fields.get(24)?)?;
+        let policy = fields.get(41).and_then(unsigned);
         Some(StatCounters {
             utime_ticks,
             stime_ticks,
@@ -102,25 +101,23 @@ impl<'a> Stat<'a> {
     #[must_use]
     pub fn parse(line: &'a [u8]) -> Option<Stat<'a>> {
         let open = line.iter().position(|&b| b == b'(')?;
-        let close = line.iter().rposition(|&b| b == b')')?;
+        let fields = Fields::after_last_paren(line)?;
+        let close = fields.close;
         if close < open {
             return None;
         }
-        let pid = parse_i32(line[..open].strip_suffix(b" ")?)?;
+        let pid = signed(line[..open].strip_suffix(b" ")?)?;
         let comm = &line[open + 1..close];
-        let mut rest = line[close + 1..]
-            .split(|&b| b == b' ' || b == b'\n')
-            .filter(|f| !f.is_empty());
-        let state = *rest.next()?.first()?;
-        let ppid = parse_i32(rest.next()?)?;
-        let flags = parse_num(rest.nth(4)?)?;
+        let state = *fields.get(3)?.first()?;
+        let ppid = signed(fields.get(4)?)?;
+        let flags = unsigned(fields.get(9)?)?;
         Some(Stat {
             pid,
             comm,
             state,
             ppid,
             flags,
-            counters: StatCounters::parse(rest),
+            counters: StatCounters::parse(&fields),
         })
     }
 
@@ -180,6 +177,105 @@ pub fn status_vm_rss_kib(status: &[u8]) -> Option<u64> {
         .split(|&b| b == b'\n')
         .find_map(|l| l.strip_prefix(b"VmRSS:"))?;
     parse_num(trim(trim(v).strip_suffix(b"kB")?))
+}
+
+/// The fields after the last `)` of a stat line (runs of bytes between
+/// spaces and newlines, empty ones skipped), found in one backward pass
+/// from the end of the line to that `)`: field 3 (the state) on, the
+/// first [`Fields::MAX`] of them kept.
+struct Fields<'a> {
+    line: &'a [u8],
+    /// Where the last `)` is.
+    close: usize,
+    /// `(start, end)` of the fields, the most recently found (the first
+    /// of the line) last: a ring of the last `MAX` found.
+    spans: [(usize, usize); Fields::MAX],
+    found: usize,
+}
+
+impl<'a> Fields<'a> {
+    /// Fields 3 to 66: a stat line has 52.
+    const MAX: usize = 64;
+
+    /// `None` without a `)`.
+    fn after_last_paren(line: &'a [u8]) -> Option<Fields<'a>> {
+        let mut fields = Fields {
+            line,
+            close: 0,
+            spans: [(0, 0); Fields::MAX],
+            found: 0,
+        };
+        // The end of the field being scanned, if in one.
+        let mut end = None;
+        let mut i = line.len();
+        loop {
+            i = i.checked_sub(1)?;
+            match line[i] {
+                b')' => {
+                    if let Some(end) = end {
+                        fields.push(i + 1, end);
+                    }
+                    fields.close = i;
+                    return Some(fields);
+                }
+                b' ' | b'\n' => {
+                    if let Some(end) = end.take() {
+                        fields.push(i + 1, end);
+                    }
+                }
+                _ => {
+                    end.get_or_insert(i + 1);
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, start: usize, end: usize) {
+        self.spans[self.found % Fields::MAX] = (start, end);
+        self.found += 1;
+    }
+
+    /// Field `n` of the line (3 is the state), if there is one.
+    fn get(&self, n: usize) -> Option<&'a [u8]> {
+        let k = n.checked_sub(3)?;
+        if k >= Fields::MAX || k >= self.found {
+            return None;
+        }
+        let (start, end) = self.spans[(self.found - 1 - k) % Fields::MAX];
+        self.line.get(start..end)
+    }
+}
+
+/// A decimal number as `str::parse` reads an unsigned integer: an
+/// optional `+`, then digits only; `None` if it does not fit.
+fn unsigned<T: TryFrom<u64>>(s: &[u8]) -> Option<T> {
+    let digits = s.strip_prefix(b"+").unwrap_or(s);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    T::try_from(v).ok()
+}
+
+/// A decimal number as `str::parse` reads a signed integer: an optional
+/// `-` or `+`, then digits only; `None` if it does not fit.
+fn signed<T: TryFrom<i64>>(s: &[u8]) -> Option<T> {
+    let v = match s.strip_prefix(b"-") {
+        Some(digits) if digits.first() != Some(&b'+') => {
+            let magnitude: u64 = unsigned(digits)?;
+            i64::try_from(-i128::from(magnitude)).ok()?
+        }
+        Some(_) => return None,
+        None => unsigned::<i64>(s)?,
+    };
+    T::try_from(v).ok()
 }
 
 fn trim(mut s: &[u8]) -> &[u8] {
@@ -279,6 +375,135 @@ mod tests {
                 "policy {policy}"
             );
         }
+    }
+
+    /// What both parsers read of a line: pid, name, state, ppid, flags,
+    /// and the counters (fields 14, 15, 18, 19, 20, 22, 24, then 41).
+    type Parsed = (i32, Vec<u8>, u8, i32, u64, Option<Vec<Option<i128>>>);
+
+    /// The parser as it was written first, with `str::split` and
+    /// `str::parse`: the reference the byte scanner must agree with.
+    fn reference(line: &[u8]) -> Option<Parsed> {
+        let open = line.iter().position(|&b| b == b'(')?;
+        let close = line.iter().rposition(|&b| b == b')')?;
+        if close < open {
+            return None;
+        }
+        let pid = parse_num(line[..open].strip_suffix(b" ")?)?;
+        let mut rest = line[close + 1..]
+            .split(|&b| b == b' ' || b == b'\n')
+            .filter(|f| !f.is_empty());
+        let state = *rest.next()?.first()?;
+        let ppid = parse_num(rest.next()?)?;
+        let flags = parse_num(rest.nth(4)?)?;
+        let fields: Vec<&[u8]> = rest.collect();
+        let num = |i: usize, signed: bool| -> Option<i128> {
+            let f = fields.get(i)?;
+            if signed {
+                parse_num::<i32>(f).map(i128::from)
+            } else if i == 10 || i == 31 {
+                parse_num::<u32>(f).map(i128::from)
+            } else {
+                parse_num::<u64>(f).map(i128::from)
+            }
+        };
+        // Fields 14, 15, 18, 19, 20, 22, 24 (indices from field 10 on),
+        // then 41, which may be missing.
+        let counters = [
+            (4, false),
+            (5, false),
+            (8, true),
+            (9, true),
+            (10, false),
+            (12, false),
+            (14, false),
+        ]
+        .iter()
+        .map(|&(i, signed)| num(i, signed))
+        .collect::<Option<Vec<i128>>>()
+        .map(|v| v.into_iter().map(Some).chain([num(31, false)]).collect());
+        Some((
+            pid,
+            line[open + 1..close].to_vec(),
+            state,
+            ppid,
+            flags,
+            counters,
+        ))
+    }
+
+    fn scanned(line: &[u8]) -> Option<Parsed> {
+        let s = Stat::parse(line)?;
+        let counters = s.counters.map(|c| {
+            vec![
+                Some(i128::from(c.utime_ticks)),
+                Some(i128::from(c.stime_ticks)),
+                Some(i128::from(c.priority)),
+                Some(i128::from(c.nice)),
+                Some(i128::from(c.num_threads)),
+                Some(i128::from(c.start_time_ticks)),
+                Some(i128::from(c.rss_pages)),
+                c.policy.map(i128::from),
+            ]
+        });
+        Some((s.pid, s.comm.to_vec(), s.state, s.ppid, s.flags, counters))
+    }
+
+    /// The byte scanner reads what `str::split` and `str::parse` read, on
+    /// every stat line of this host and on made ones: names with spaces,
+    /// parentheses and newlines, signs, overflow, missing fields.
+    #[test]
+    fn the_scanner_agrees_with_str_parsing() {
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for p in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+                continue;
+            };
+            for t in tasks.flatten() {
+                if let Ok(line) = std::fs::read(t.path().join("stat")) {
+                    lines.push(line);
+                }
+            }
+        }
+        assert!(lines.len() > 10, "{} stat lines", lines.len());
+        let tail = " 0 0 0 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 99 100 7 18446744073709551615 1 2 3 4 5 6 7 8 9 10 11 12 13 14 0 0\n";
+        for (comm, ppid, nice) in [
+            ("a b", "1", "0"),
+            ("x) S 1 (y", "1", "-20"),
+            ("new\nline", "+7", "19"),
+            ("))((", "-0", "+3"),
+            ("", "2147483647", "-2147483648"),
+            ("n", "2147483648", "0"),
+            ("n", "-2147483649", "0"),
+            ("n", "1", "-"),
+            ("n", "1", "--1"),
+            ("n", "1", "-+1"),
+            ("n", "+", "1"),
+            ("n", "1a", "1"),
+        ] {
+            let line = format!("42 ({comm}) S {ppid}{tail}")
+                .replace(" 20 0 1 0 99", &format!(" 20 {nice} 1 0 99"));
+            lines.push(line.into_bytes());
+        }
+        let full = String::from_utf8(lines[0].clone()).unwrap();
+        for cut in [5, 20, 40, 60, 80, 120] {
+            lines.push(full.as_bytes()[..cut.min(full.len())].to_vec());
+        }
+        lines.push(b"1 (x) S 1 1 1 1 1 99999999999999999999 0\n".to_vec());
+        lines.push(b"1 (x) S 1 1 1 1 1 4 0 0 0 0 18446744073709551616 0 0\n".to_vec());
+        lines.push(b"-5 (x) S 1 1 1 1 1 4\n".to_vec());
+        lines.push(b"5 (x)  S  1 \n 1 1 1 1 4\n".to_vec());
+        lines.push(b"5 (x)R 1 1 1 1 1 4\n".to_vec());
+        // More fields than the scanner keeps (64 after the name).
+        let many: String = (1..=90).map(|i| format!(" {i}")).collect();
+        lines.push(format!("6 (x) S{many}\n").into_bytes());
+        let mut parsed = 0;
+        for line in &lines {
+            let want = reference(line);
+            parsed += usize::from(want.is_some());
+            assert_eq!(scanned(line), want, "{:?}", String::from_utf8_lossy(line));
+        }
+        assert!(parsed > 10, "{parsed} lines parsed");
     }
 
     #[test]

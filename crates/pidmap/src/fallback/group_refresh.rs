@@ -193,6 +193,8 @@ impl Groups<'_, '_> {
             Ok(None) => return Ok(None),
             Err(e) => return Err(Error::io(context(), e)),
         };
+        #[cfg(test)]
+        super::read_counter::count_listing(pid);
         self.s.listed.clear();
         let listed = &mut self.s.listed;
         match read_ids(self.dirents, dir.as_fd(), 1, parse_id, |id| listed.push(id)) {
@@ -335,5 +337,189 @@ impl Groups<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+    use super::super::read_counter::listings_of;
+    use crate::info::{InfoFields, TaskInfo};
+    use crate::query::Query;
+
+    const CHILD: &str = "PIDMAP_TEST_GROUP_REFRESH_CHILD";
+    const NAME: &str =
+        "fallback::group_refresh::tests::a_kept_refresh_lists_only_the_groups_that_changed";
+
+    /// The child: parked threads it adds and replaces on request, each
+    /// answered (on a line starting with `CHILD`) once /proc shows it.
+    fn child_main() -> ! {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let spawn = || {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (tx, rx) = std::sync::mpsc::channel();
+            let flag = stop.clone();
+            let handle = std::thread::spawn(move || {
+                tx.send(crate::pid::Pid::this_thread().as_raw()).unwrap();
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(20));
+                }
+            });
+            (rx.recv().unwrap(), stop, handle)
+        };
+        // Straight to fd 1: `println!` is captured by the test harness.
+        let say = |what: String| {
+            let mut out = std::io::stdout();
+            writeln!(out, "CHILD {what}").unwrap();
+            out.flush().unwrap();
+        };
+        let mut threads: Vec<_> = (0..3).map(|_| spawn()).collect();
+        say("ready".into());
+        for line in std::io::stdin().lock().lines() {
+            match line.unwrap().as_str() {
+                "add" => {
+                    let t = spawn();
+                    say(t.0.to_string());
+                    threads.push(t);
+                }
+                "replace" => {
+                    let (gone, stop, handle) = threads.remove(0);
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    handle.thread().unpark();
+                    handle.join().unwrap();
+                    let path = format!("/proc/self/task/{gone}");
+                    while std::path::Path::new(&path).exists() {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    let t = spawn();
+                    say(format!("{gone} {}", t.0));
+                    threads.push(t);
+                }
+                _ => break,
+            }
+        }
+        std::process::exit(0)
+    }
+
+    struct Family {
+        child: Child,
+        to: ChildStdin,
+        from: BufReader<ChildStdout>,
+    }
+
+    impl Family {
+        fn ask(&mut self, what: &str) -> Vec<i32> {
+            if !what.is_empty() {
+                writeln!(self.to, "{what}").unwrap();
+            }
+            let mut line = String::new();
+            loop {
+                line.clear();
+                assert!(
+                    self.from.read_line(&mut line).unwrap() > 0,
+                    "the child ended"
+                );
+                // The harness may have begun the line ("test NAME ... ").
+                if let Some(at) = line.find("CHILD ") {
+                    return line[at + "CHILD ".len()..]
+                        .split_whitespace()
+                        .filter_map(|t| t.parse().ok())
+                        .collect();
+                }
+            }
+        }
+
+        fn pid(&self) -> i32 {
+            i32::try_from(self.child.id()).unwrap()
+        }
+
+        /// The child's tasks, as its `task` directory lists them now.
+        fn tasks(&self) -> Vec<i32> {
+            let mut v: Vec<i32> = std::fs::read_dir(format!("/proc/{}/task", self.pid()))
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect();
+            v.sort_unstable();
+            v
+        }
+    }
+
+    impl Drop for Family {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// A kept refresh of every task lists no group whose tasks did not
+    /// change, and lists, and finds every task of, a group that gained a
+    /// thread or had one replaced by another (the same count): the
+    /// child's records are its `task` directory each time.
+    #[test]
+    fn a_kept_refresh_lists_only_the_groups_that_changed() {
+        if std::env::var_os(CHILD).is_some() {
+            child_main();
+        }
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+            .env(CHILD, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut family = Family {
+            to: child.stdin.take().unwrap(),
+            from: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        };
+        family.ask("");
+        let pid = family.pid();
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::keeping_files(true);
+        let refresh = |fb: &mut super::Fallback| {
+            let mut out: Vec<TaskInfo> = Vec::new();
+            let before = listings_of(pid);
+            fb.task_infos(
+                &root,
+                Query::all_tasks(),
+                InfoFields::TGID,
+                0,
+                usize::MAX,
+                &mut out,
+            )
+            .unwrap();
+            assert!(out.windows(2).all(|w| w[0].tid < w[1].tid), "ascending");
+            let mine: Vec<i32> = out
+                .iter()
+                .filter(|r| r.tgid.map(crate::pid::Pid::as_raw) == Some(pid))
+                .map(|r| r.tid.as_raw())
+                .collect();
+            (mine, listings_of(pid) - before, out.len())
+        };
+        let (first, listed, tasks) = refresh(&mut fb);
+        assert_eq!((first, listed), (family.tasks(), 1));
+        let kept_all = fb.records.kept_for_tasks.len() >= tasks;
+        let (same, listed, _) = refresh(&mut fb);
+        assert_eq!(same, family.tasks());
+        if kept_all {
+            assert_eq!(listed, 0, "an unchanged group listed again");
+        } else {
+            eprintln!("note: the fd budget did not keep every task: the group was listed");
+        }
+        let added = family.ask("add");
+        let (more, listed, _) = refresh(&mut fb);
+        assert_eq!((more.clone(), listed), (family.tasks(), 1));
+        assert!(more.contains(&added[0]), "{added:?} in {more:?}");
+        let replaced = family.ask("replace");
+        let (now, listed, _) = refresh(&mut fb);
+        assert_eq!((now.clone(), listed), (family.tasks(), 1));
+        assert_eq!(now.len(), more.len(), "a thread replaced by another");
+        assert!(
+            !now.contains(&replaced[0]) && now.contains(&replaced[1]),
+            "{replaced:?} {now:?}"
+        );
     }
 }

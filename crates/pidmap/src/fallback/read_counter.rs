@@ -10,6 +10,20 @@ thread_local! {
     /// Of them, the `status` files and the `statm` files.
     static STATUS_READ: Cell<usize> = const { Cell::new(0) };
     static STATM_READ: Cell<usize> = const { Cell::new(0) };
+    /// The thread groups whose `task` directory a refresh by groups
+    /// listed.
+    static LISTED_GROUPS: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Count a listing of group `tgid`'s `task` directory.
+pub(super) fn count_listing(tgid: i32) {
+    LISTED_GROUPS.with(|l| l.borrow_mut().push(tgid));
+}
+
+/// How many times group `tgid`'s `task` directory was listed so far on
+/// this thread.
+pub(super) fn listings_of(tgid: i32) -> usize {
+    LISTED_GROUPS.with(|l| l.borrow().iter().filter(|&&t| t == tgid).count())
 }
 
 /// Count a read of `path` (below the proc root).
