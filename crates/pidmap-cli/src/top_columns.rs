@@ -17,7 +17,9 @@ pub enum Column {
     Nice,
     State,
     Threads,
+    Virt,
     Res,
+    Shr,
     Cpu,
     Mem,
     Time,
@@ -26,7 +28,7 @@ pub enum Column {
 
 impl Column {
     /// Every column, in the order the table shows them.
-    pub const ALL: [Column; 12] = [
+    pub const ALL: [Column; 14] = [
         Column::Pid,
         Column::Ppid,
         Column::User,
@@ -34,7 +36,9 @@ impl Column {
         Column::Nice,
         Column::State,
         Column::Threads,
+        Column::Virt,
         Column::Res,
+        Column::Shr,
         Column::Cpu,
         Column::Mem,
         Column::Time,
@@ -64,7 +68,9 @@ impl Column {
             Column::Nice => "NI",
             Column::State => "S",
             Column::Threads => "NLWP",
+            Column::Virt => "VIRT",
             Column::Res => "RES",
+            Column::Shr => "SHR",
             Column::Cpu => "%CPU",
             Column::Mem => "%MEM",
             Column::Time => "TIME+",
@@ -82,11 +88,13 @@ impl Column {
             Column::Nice => "nice value (- where it does not apply)",
             Column::State => "state letter",
             Column::Threads => "threads of the process",
+            Column::Virt => "virtual memory, KiB (statm)",
             Column::Res => "resident memory, KiB",
+            Column::Shr => "shared memory, KiB (statm)",
             Column::Cpu => "CPU use since the last refresh, % of one CPU",
             Column::Mem => "resident memory, % of the total",
             Column::Time => "CPU time used (the process's total)",
-            Column::Command => "name",
+            Column::Command => "command line (c: the name)",
         }
     }
 
@@ -97,7 +105,7 @@ impl Column {
             Column::Priority | Column::Nice => 3,
             Column::State => 1,
             Column::Threads | Column::Cpu | Column::Mem => 5,
-            Column::Res => 9,
+            Column::Res | Column::Virt | Column::Shr => 9,
             Column::Time => 10,
             Column::Command => 0,
         }
@@ -146,10 +154,12 @@ impl Column {
             Column::State => row.state.to_string(),
             Column::Threads => row.threads.map_or_else(unknown, |n| n.to_string()),
             Column::Res => row.rss_kib.map_or_else(unknown, |k| k.to_string()),
+            Column::Virt => row.virt_kib.map_or_else(unknown, |k| k.to_string()),
+            Column::Shr => row.shr_kib.map_or_else(unknown, |k| k.to_string()),
             Column::Cpu => format!("{:.1}", row.cpu),
             Column::Mem => format!("{:.1}", row.mem),
             Column::Time => row.time.map_or_else(unknown, clock::top_time),
-            Column::Command => format!("{}{}", row.tree_prefix, row.comm),
+            Column::Command => format!("{}{}", row.tree_prefix, row.command),
         }
     }
 
@@ -166,9 +176,11 @@ impl Column {
             Column::Threads => a.threads.cmp(&b.threads),
             // %MEM is RES over the same total: the same order.
             Column::Res | Column::Mem => a.rss_kib.cmp(&b.rss_kib),
+            Column::Virt => a.virt_kib.cmp(&b.virt_kib),
+            Column::Shr => a.shr_kib.cmp(&b.shr_kib),
             Column::Cpu => a.cpu.total_cmp(&b.cpu),
             Column::Time => a.time.cmp(&b.time),
-            Column::Command => a.comm.cmp(&b.comm),
+            Column::Command => a.command.cmp(&b.command),
         };
         if self.descending() {
             up.reverse()

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 
 use crate::top_actions::SIGNALS;
 use crate::top_columns::Column;
+use crate::top_model;
 use crate::top_state::{Mode, PromptKind, State};
 
 /// What the event loop does after an event.
@@ -72,6 +73,7 @@ pub const HELP: &[(&str, &str)] = &[
         "sort by %CPU, %MEM, TIME+ (largest first), PID",
     ),
     ("R, I", "invert the current sort order"),
+    ("c", "COMMAND: the command line or the name"),
     (
         "F2",
         "choose the columns (Space or Enter shows or hides one)",
@@ -226,6 +228,14 @@ impl State {
                 return Effect::Resample;
             }
             KeyCode::Char('1') => self.per_cpu = !self.per_cpu,
+            KeyCode::Char('c') => {
+                self.cmdline = !self.cmdline;
+                let on = self.cmdline;
+                for row in self.all.iter_mut() {
+                    top_model::set_command(row, on);
+                }
+                self.arrange();
+            }
             KeyCode::Char('k') | KeyCode::F(9) => {
                 if let Some(r) = self.current() {
                     self.mode = Mode::Signal {

@@ -125,9 +125,63 @@ impl Filter {
     }
 }
 
-/// Whether the row's name contains `text`, ignoring case.
+/// Whether the row's name or command line contains `text`, ignoring
+/// case (htop searches and filters on the command line).
 pub fn matches_text(row: &TopRow, text: &str) -> bool {
-    row.comm.to_lowercase().contains(&text.to_lowercase())
+    let text = text.to_lowercase();
+    row.comm.to_lowercase().contains(&text)
+        || row
+            .cmdline
+            .as_ref()
+            .is_some_and(|c| c.to_lowercase().contains(&text))
+}
+
+/// What COMMAND shows for `row`: its command line when `cmdline` is on
+/// and it has one, else its name.
+pub fn set_command(row: &mut TopRow, cmdline: bool) {
+    row.command = match (&row.cmdline, cmdline) {
+        (Some(c), true) => c.clone(),
+        _ => row.comm.clone(),
+    };
+}
+
+/// Read each row's command line (once per process: a thread shows its
+/// process's) and, with `statm`, its virtual and shared memory, from
+/// `proc_root`. A row whose files cannot be read (gone, not allowed)
+/// keeps `None`: a refresh never fails on one task.
+pub fn read_extras(rows: &mut [TopRow], proc_root: &std::path::Path, statm: bool, cmdline: bool) {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page_kib = u64::try_from(page).unwrap_or(4096) / 1024;
+    let mut cmdlines: HashMap<i32, Option<String>> = HashMap::new();
+    for row in rows.iter_mut() {
+        let process = row.tgid.unwrap_or(row.id);
+        let line = cmdlines
+            .entry(process)
+            .or_insert_with(|| {
+                let bytes =
+                    std::fs::read(proc_root.join(process.to_string()).join("cmdline")).ok()?;
+                let args: Vec<&[u8]> = bytes.split(|&b| b == 0).filter(|a| !a.is_empty()).collect();
+                (!args.is_empty()).then(|| escape(&args.join(&b' ')))
+            })
+            .clone();
+        row.cmdline = line;
+        set_command(row, cmdline);
+        if statm {
+            // size resident shared text lib data dt, in pages.
+            let text =
+                std::fs::read_to_string(proc_root.join(process.to_string()).join("statm")).ok();
+            let mut fields = text
+                .as_deref()
+                .unwrap_or("")
+                .split_whitespace()
+                .map(|v| v.parse::<u64>().ok());
+            let size = fields.next().flatten();
+            let shared = fields.nth(1).flatten();
+            row.virt_kib = size.map(|p| p * page_kib);
+            row.shr_kib = shared.map(|p| p * page_kib);
+        }
+    }
 }
 
 /// The state letter of a record (`?` when unknown).
@@ -158,6 +212,15 @@ pub struct TopRow {
     pub mem: f64,
     pub time: Option<Duration>,
     pub comm: String,
+    /// The command line, arguments joined by spaces (`None` when it is
+    /// empty, as for a kernel thread or a zombie, or unread).
+    pub cmdline: Option<String>,
+    /// What COMMAND shows: the command line, or the name (`c` toggles;
+    /// the name where there is no command line, as htop).
+    pub command: String,
+    /// Virtual and shared memory, KiB (`statm`; read only when shown).
+    pub virt_kib: Option<u64>,
+    pub shr_kib: Option<u64>,
     /// The tree view's branch drawing before the name (empty when flat).
     pub tree_prefix: String,
 }
@@ -227,6 +290,10 @@ pub fn rows(
                 mem,
                 time: i.cpu_time(),
                 comm: i.comm.map_or_else(|| "?".into(), |c| escape(c.as_bytes())),
+                cmdline: None,
+                command: i.comm.map_or_else(|| "?".into(), |c| escape(c.as_bytes())),
+                virt_kib: None,
+                shr_kib: None,
                 tree_prefix: String::new(),
             }
         })
@@ -358,6 +425,10 @@ mod tests {
             mem: 0.0,
             time: Some(Duration::from_secs(secs)),
             comm: format!("t{id}"),
+            cmdline: None,
+            command: format!("t{id}"),
+            virt_kib: None,
+            shr_kib: None,
             tree_prefix: String::new(),
         }
     }

@@ -86,6 +86,8 @@ pub struct State {
     pub tree: bool,
     pub threads: bool,
     pub per_cpu: bool,
+    /// COMMAND shows the command line (`c` toggles the name).
+    pub cmdline: bool,
     pub shown: Shown,
     pub interval: Duration,
     /// The selection bar's row index in `rows`.
@@ -118,6 +120,7 @@ impl State {
             tree: false,
             threads,
             per_cpu: false,
+            cmdline: true,
             shown: Shown::default(),
             interval,
             cursor: 0,
@@ -232,6 +235,10 @@ pub(crate) mod tests {
                 mem: 0.0,
                 time: Some(Duration::ZERO),
                 comm: format!("proc{id}"),
+                cmdline: Some(format!("/bin/proc{id} --arg{id}")),
+                command: format!("/bin/proc{id} --arg{id}"),
+                virt_kib: None,
+                shr_kib: None,
                 tree_prefix: String::new(),
             })
             .collect()

@@ -19,6 +19,7 @@ use ratatui::Terminal;
 
 use crate::host::Host;
 use crate::top_actions;
+use crate::top_columns::Column;
 use crate::top_input::Effect;
 use crate::top_model::{self, Filter, Sample, StateCounts};
 use crate::top_state::State;
@@ -342,6 +343,10 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         state.all = top_model::rows(&infos, &prev, now - prev_at, &now_host.memory, &mut |uid| {
             names.get(uid).to_string()
         });
+        let statm = [Column::Virt, Column::Shr]
+            .iter()
+            .any(|c| state.shown.contains(*c) || state.order.key == *c);
+        top_model::read_extras(&mut state.all, &opts.proc_root, statm, state.cmdline);
         summary.counts = StateCounts::of(state.all.iter().map(|r| r.state));
         state.arrange();
         summary.refreshes += 1;

@@ -146,8 +146,28 @@ fn tree_view_hangs_children_under_their_parent() {
     let rows = table(&s);
     assert_eq!(rows[0][0], me.to_string(), "the parent first: {s}");
     assert_eq!(rows[1][0], kid.0.to_string(), "{s}");
-    let command: Vec<&str> = rows[1][8..].iter().map(String::as_str).collect();
-    assert_eq!(command, ["└─", "treekid"], "{s}");
+    // COMMAND shows the command line (htop's default): the kid is a fork
+    // of this test, so this test's arguments, under its new name.
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", kid.0)).unwrap();
+    let mut wanted = vec!["└─".to_string()];
+    wanted.extend(
+        String::from_utf8_lossy(&cmdline)
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .flat_map(|a| a.split_whitespace().map(str::to_string).collect::<Vec<_>>()),
+    );
+    let command: Vec<String> = rows[1][8..].to_vec();
+    // (a long command line is cut at the screen's edge)
+    assert!(
+        command.len() >= 2 && wanted.starts_with(&command[..command.len() - 1]),
+        "{command:?} against {wanted:?}: {s}"
+    );
+    // c toggles the name.
+    tmux.keys("c");
+    let s = tmux.wait_for("names", |s| {
+        table_rows(s).is_some_and(|r| r.len() == 2 && r[1][8..] == ["└─", "treekid"])
+    });
+    assert!(table(&s)[0].len() >= 9, "{s}");
     // t turns it off again.
     tmux.keys("t");
     tmux.wait_for("flat", |s| {
@@ -397,4 +417,95 @@ fn p_and_t_sort_busiest_first_even_after_i_and_i_inverts() {
     assert_eq!(tmux.wait_exit(), "0");
     let _ = busy.kill();
     let _ = busy.wait();
+}
+
+/// The size and shared fields of `/proc/PID/statm`, in KiB: (VIRT, SHR).
+fn statm_kib(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap() / 1024;
+    (f[0] * page, f[2] * page)
+}
+
+#[test]
+fn search_and_filter_match_the_command_line_and_virt_shr_show_statm() {
+    // Two sleeps: the same name, told apart by their arguments only.
+    let mut a = std::process::Command::new("sleep")
+        .arg("611.25")
+        .spawn()
+        .unwrap();
+    let mut b = std::process::Command::new("sleep")
+        .arg("622.75")
+        .spawn()
+        .unwrap();
+    let tmux = Tmux::new("cmdline");
+    tmux.start(&["top", "-d", "0.5", "-p", &format!("{},{}", a.id(), b.id())]);
+    tmux.wait_for("started", |s| {
+        started(s) && table_rows(s).is_some_and(|r| r.len() == 2)
+    });
+    tmux.keys("N");
+    tmux.wait_for("sorted by PID", |s| s.contains("sort PID "));
+    // The search finds the second by its argument.
+    tmux.keys("/");
+    tmux.type_text("622.7");
+    wait_selected(&tmux, i32::try_from(b.id()).unwrap());
+    tmux.keys("Escape");
+    tmux.wait_for("the key bar back", |s| bottom(s).starts_with("F1Help"));
+    // The filter keeps the first only.
+    tmux.keys("\\");
+    tmux.type_text("611.2");
+    let s = tmux.wait_for("filtered", |s| table_rows(s).is_some_and(|r| r.len() == 1));
+    assert_eq!(table(&s)[0][0], a.id().to_string(), "{s}");
+    assert!(s.contains("sleep 611.25"), "the command line shown: {s}");
+    tmux.keys("Enter");
+    tmux.wait_for("the key bar back", |s| bottom(s).starts_with("F1Help"));
+    // F2: show VIRT (below NLWP) and SHR (below RES).
+    tmux.keys("F2");
+    tmux.wait_for("the column chooser", |s| s.contains("VIRT"));
+    for _ in 0..7 {
+        tmux.keys("Down");
+    }
+    tmux.keys("Space");
+    tmux.keys("Down");
+    tmux.keys("Down");
+    tmux.keys("Space");
+    tmux.keys("Escape");
+    tmux.wait_for("the key bar back", |s| bottom(s).starts_with("F1Help"));
+    let s = tmux.wait_for("VIRT and SHR", |s| {
+        s.lines()
+            .any(|l| l.split_whitespace().any(|w| w == "VIRT") && l.contains("SHR"))
+            && table_rows(s).is_none()
+    });
+    // The headings are no longer the default ones: find the cells by
+    // the headings line.
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.split_whitespace().any(|w| w == "VIRT"))
+        .unwrap();
+    let heads: Vec<&str> = lines[at].split_whitespace().collect();
+    let cells: Vec<&str> = lines[at + 1].split_whitespace().collect();
+    let cell = |h: &str| -> u64 {
+        cells[heads.iter().position(|x| *x == h).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    let (virt, shr) = statm_kib(a.id());
+    assert_eq!(cell("VIRT"), virt, "{s}");
+    // Shared pages move as the process runs; a sleep's hardly at all.
+    assert!(
+        cell("SHR").abs_diff(shr) <= 64,
+        "SHR {} against {shr}: {s}",
+        cell("SHR")
+    );
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
+    for c in [&mut a, &mut b] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
 }
