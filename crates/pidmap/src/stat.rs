@@ -206,22 +206,46 @@ impl<'a> Fields<'a> {
             spans: [(0, 0); Fields::MAX],
             found: 0,
         };
-        let is_sep = |b: u8| b == b' ' || b == b'\n';
-        let mut i = close + 1;
-        while fields.found < Fields::MAX {
-            while line.get(i).is_some_and(|&b| is_sep(b)) {
-                i += 1;
+        // Eight bytes at a time: a bit per byte that starts a field (a
+        // byte that is no separator after one that is) or ends one.
+        let mut found = 0;
+        let mut start = 0;
+        let mut in_field = false;
+        let mut pos = close + 1;
+        while pos < line.len() {
+            let n = (line.len() - pos).min(8);
+            // Past the end of the line: separators.
+            let mut word = [b' '; 8];
+            word[..n].copy_from_slice(&line[pos..pos + n]);
+            let v = u64::from_le_bytes(word);
+            let sep = zero_bytes(v ^ (ONES * u64::from(b' ')))
+                | zero_bytes(v ^ (ONES * u64::from(b'\n')));
+            let byte = !sep & HIGH;
+            let before = (byte << 8) | (u64::from(in_field) << 7);
+            let mut edges = (byte & !before) | (sep & before);
+            while edges != 0 {
+                let at = pos + edges.trailing_zeros() as usize / 8;
+                if in_field {
+                    fields.spans[found] = (start, at);
+                    found += 1;
+                    if found == Fields::MAX {
+                        fields.found = found;
+                        return Some(fields);
+                    }
+                } else {
+                    start = at;
+                }
+                in_field = !in_field;
+                edges &= edges - 1;
             }
-            if i >= line.len() {
-                break;
-            }
-            let start = i;
-            while line.get(i).is_some_and(|&b| !is_sep(b)) {
-                i += 1;
-            }
-            fields.spans[fields.found] = (start, i);
-            fields.found += 1;
+            pos += 8;
         }
+        if in_field {
+            // The line ends in a field, at a word's end.
+            fields.spans[found] = (start, line.len());
+            found += 1;
+        }
+        fields.found = found;
         Some(fields)
     }
 
@@ -236,21 +260,24 @@ impl<'a> Fields<'a> {
     }
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `v` that is zero, exactly (no carry from
+/// one byte to the next, unlike the usual `(v - ONES) & !v & HIGH`).
+fn zero_bytes(v: u64) -> u64 {
+    !(((v & LOW7) + LOW7) | v) & HIGH
+}
+
 /// The position of the last `)` of `line`, eight bytes at a time.
 fn last_paren(line: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let chunks = line.rchunks_exact(8);
     let head = chunks.remainder().len();
     for (k, chunk) in chunks.enumerate() {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        // Zero bytes where the line has `)`; the high bit of each byte
-        // of `t` tells a non-zero byte, exactly (no carry between bytes).
-        let v = u64::from_le_bytes(word) ^ (ONES * u64::from(b')'));
-        let t = ((v & LOW7) + LOW7) | v;
-        let parens = !t & HIGH;
+        let parens = zero_bytes(u64::from_le_bytes(word) ^ (ONES * u64::from(b')')));
         if parens != 0 {
             // The highest set bit is the last `)` of the chunk.
             let byte = (63 - parens.leading_zeros()) / 8;
@@ -501,8 +528,10 @@ mod tests {
             lines.push(line.into_bytes());
         }
         let full = String::from_utf8(lines[0].clone()).unwrap();
-        for cut in [5, 20, 40, 60, 80, 120] {
-            lines.push(full.as_bytes()[..cut.min(full.len())].to_vec());
+        // Cut at every length: lines that end mid-field, at a word's
+        // end, on a separator.
+        for cut in 0..full.len() {
+            lines.push(full.as_bytes()[..cut].to_vec());
         }
         lines.push(b"1 (x) S 1 1 1 1 1 99999999999999999999 0\n".to_vec());
         lines.push(b"1 (x) S 1 1 1 1 1 4 0 0 0 0 18446744073709551616 0 0\n".to_vec());
