@@ -5,9 +5,10 @@
  * 0001-0004).
  *
  * Our kernels boot with Smack and Landlock active, and once more with
- * SELinux and Landlock (lsm=landlock,selinux: Smack and SELinux cannot be
- * active at once), where PIDMAP_LSM=selinux: a kernel without the LSM the
- * boot asks for fails this test, it never skips.
+ * SELinux and Landlock (lsm=landlock,selinux: Smack, SELinux and AppArmor
+ * cannot be active at once), where PIDMAP_LSM=selinux, and once more with
+ * AppArmor and Landlock, where PIDMAP_LSM=apparmor: a kernel without the
+ * LSM the boot asks for fails this test, it never skips.
  *
  * Smack: a target process labelled "Secret" and one labelled "_" (the
  * floor), both uid 65534, and a caller labelled "Reader", uid 65534, with
@@ -46,6 +47,13 @@
  * needs. The policy is loaded and enforced here; the Secret target enters
  * secret_t through /proc/self/attr/current, the floor target and the
  * reader stay in base_t.
+ *
+ * AppArmor (PIDMAP_LSM=apparmor, a boot with lsm=landlock,apparmor): a
+ * profile compiled on the host denies opening the stat file, the fd and
+ * task directories and the children file of every even-numbered task; a
+ * reader confined by it must get from every call what opening those
+ * files gives it, through a /proc fd opened before the profile applied,
+ * one opened under it, and in the default view (apparmor_checks()).
  *
  * Landlock: a caller that opened /proc before landlock_restrict_self() with
  * a ruleset that handles reading files and directories and allows neither:
@@ -1096,8 +1104,25 @@ static void apparmor_checks(void)
 	for (;;) {
 		int even_l = 0, even_t = 0;
 
-		for (int i = 0; i < AA_GROUPS; i++)
+		for (int i = 0; i < AA_GROUPS; i++) {
+			/*
+			 * Pids come in order, four a group: burn ids until
+			 * the next is of the parity wanted, so the leaders
+			 * (and the threads after them) alternate.
+			 */
+			for (int burn = 0; burn < 4; burn++) {
+				pid_t dummy = fork();
+
+				if (dummy < 0)
+					pt_die("fork");
+				if (dummy == 0)
+					_exit(0);
+				waitpid(dummy, NULL, 0);
+				if ((dummy + 1) % 2 == i % 2)
+					break;
+			}
 			aa_groups[i] = spawn_group(NULL, NULL, true);
+		}
 		for (int i = 0; i < AA_GROUPS; i++) {
 			even_l += aa_groups[i].tgid % 2 == 0;
 			even_t += aa_groups[i].tid % 2 == 0;
@@ -1109,8 +1134,10 @@ static void apparmor_checks(void)
 			kill(aa_groups[i].leader_child, SIGKILL);
 			kill(aa_groups[i].tgid, SIGKILL);
 		}
-		if (++tries == 20)
+		if (++tries == 20) {
+			errno = 0;
 			pt_die("no mix of even and odd ids in 20 tries");
+		}
 	}
 	run_child(apparmor_reader, 0, 0);
 	for (int i = 0; i < AA_GROUPS; i++) {

@@ -426,10 +426,11 @@ pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
     if !crate::selinux::boots_with(&kernel) {
         return Ok(verdict);
     }
-    // Smack and SELinux cannot be active at once: SELinux gets a boot of its
-    // own, with the same kernel and its policy.
+    // Smack, SELinux and AppArmor cannot be active at once: SELinux and
+    // AppArmor get a boot each, with the same kernel and their policies.
     let selinux = crate::selinux::test_boot(&kernel, args)?;
-    Ok(i32::from(verdict != 0 || selinux != 0))
+    let apparmor = crate::selinux::apparmor_test_boot(&kernel, args)?;
+    Ok(i32::from(verdict != 0 || selinux != 0 || apparmor != 0))
 }
 
 /// Boots `kernel` in test mode with `cmdline` appended and the payload

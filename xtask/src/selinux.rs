@@ -1,7 +1,8 @@
-//! SELinux in the guest (issue 32): `qemu-test` boots the patched and the
-//! debug kernel a second time with `lsm=landlock,selinux` (Smack and
-//! SELinux cannot both be active in 7.3) and runs guest-tests/lsm.c there in
-//! its SELinux mode.
+//! SELinux and AppArmor in the guest: `qemu-test` boots the patched and
+//! the debug kernel a second time with `lsm=landlock,selinux` and a third
+//! time with `lsm=landlock,apparmor` (Smack, SELinux and AppArmor exclude
+//! each other in 7.3) and runs guest-tests/lsm.c there in its SELinux and
+//! AppArmor modes.
 //!
 //! The policy is a minimal one made for the kernel it runs on: the kernel's
 //! own `scripts/selinux/mdp` writes a policy with every class and
@@ -35,13 +36,16 @@ pub fn boots_with(kernel: &Kernel) -> bool {
     kernel.arch == Arch::X86_64 && kernel.flavor.has_series()
 }
 
-/// `cargo xtask qemu-test --selinux-only`: the SELinux boot alone.
+/// `cargo xtask qemu-test --selinux-only`: the SELinux and AppArmor boots
+/// alone.
 pub fn test_only(args: &KernelArgs) -> Result<i32> {
     let kernel = crate::kernel::prepare(args)?;
     if !boots_with(&kernel) {
-        bail!("the SELinux boot is for the x86_64 kernels with the series");
+        bail!("the SELinux and AppArmor boots are for the x86_64 kernels with the series");
     }
-    test_boot(&kernel, args)
+    let selinux = test_boot(&kernel, args)?;
+    let apparmor = apparmor_test_boot(&kernel, args)?;
+    Ok(i32::from(selinux != 0 || apparmor != 0))
 }
 
 /// Boots `kernel` with SELinux and runs the LSM test under the policy;
@@ -171,6 +175,115 @@ fn without_capability(conf: &str, cap: &str) -> String {
         .filter(|l| l.trim() != line)
         .map(|l| format!("{l}\n"))
         .collect()
+}
+
+/// Where the guest finds the compiled AppArmor policy (guest-tests/lsm.c
+/// loads it through securityfs).
+const APPARMOR_POLICY_IN_GUEST: &str = "etc/pidmap-apparmor.policy";
+
+/// AppArmor stacked with Landlock; no Smack or SELinux in this boot.
+const APPARMOR_CMDLINE: &str = "lsm=landlock,apparmor";
+
+/// The profile guest-tests/lsm.c's reader changes to: everything allowed but
+/// opening the stat file, the fd and task directories and the children file
+/// of a task whose id is even, by /proc/PID/... or /proc/PID/task/TID/...,
+/// so that every call must tell one task from its neighbour by path, as the
+/// opens do. Compiled against AppArmor 3.0's feature ABI, which the guest
+/// kernel's AppArmor accepts.
+const APPARMOR_PROFILE: &str = "abi <abi/3.0>,
+
+profile pidmap_reader {
+  file,
+  signal,
+  ptrace,
+  unix,
+  network,
+  deny /proc/*[02468]/stat r,
+  deny /proc/*[02468]/fd/ r,
+  deny /proc/*[02468]/task/ r,
+  deny /proc/*/task/*[02468]/stat r,
+  deny /proc/*/task/*[02468]/fd/ r,
+  deny /proc/*/task/*[02468]/children r,
+}
+";
+
+/// The feature ABI the profile is compiled for (Debian's apparmor package).
+const APPARMOR_ABI: &str = "/etc/apparmor.d/abi/3.0";
+
+/// Boots `kernel` with AppArmor and runs the LSM test under the profile;
+/// returns the suite's exit code.
+pub fn apparmor_test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
+    let policy = build_apparmor_policy(kernel)?;
+    let label = format!("apparmor-{}", kernel.label());
+    step(format!(
+        "AppArmor boot ({APPARMOR_CMDLINE}): guest-tests/lsm.c under a profile that denies \
+         the /proc files of even-numbered tasks"
+    ));
+    crate::qemu::boot_suite_with_cmdline(
+        kernel,
+        args,
+        &label,
+        APPARMOR_CMDLINE,
+        1,
+        |stage: &Stage| {
+            stage.add_file(&policy, APPARMOR_POLICY_IN_GUEST)?;
+            stage.set_env("PIDMAP_LSM", "apparmor")?;
+            let tests = workspace_root().join("guest-tests");
+            guest::compile_c(
+                kernel.arch,
+                &tests.join("lsm.c"),
+                &stage.path("tests/c/lsm"),
+                Some(&tests.join("include")),
+                &kernel.headers(),
+            )
+        },
+    )
+}
+
+/// `apparmor_parser`, installed with Debian's `apparmor` package when it is
+/// missing and we may (root on Debian), as xtask installs its other tools.
+fn apparmor_parser() -> Result<PathBuf> {
+    let found = || {
+        ["/usr/sbin/apparmor_parser", "/sbin/apparmor_parser"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+    };
+    if let Some(path) = found() {
+        return Ok(path);
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && std::path::Path::new("/usr/bin/apt-get").exists() {
+        step("installing Debian's apparmor package (apparmor_parser)");
+        run_quiet(
+            Command::new("apt-get")
+                .args(["install", "-y", "--no-install-recommends", "apparmor"])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )
+        .context("apt-get install apparmor")?;
+    }
+    found().context("apparmor_parser is missing: install Debian's apparmor package")
+}
+
+/// Compiles [`APPARMOR_PROFILE`] with apparmor_parser into a binary policy
+/// for `kernel`'s guest, without loading it into the host.
+fn build_apparmor_policy(kernel: &Kernel) -> Result<PathBuf> {
+    let parser = apparmor_parser()?;
+    let dir = xtask_dir().join("apparmor").join(kernel.label());
+    fs::create_dir_all(&dir)?;
+    let source = dir.join("pidmap_reader");
+    let binary = dir.join("policy.bin");
+    fs::write(&source, APPARMOR_PROFILE)?;
+    run_quiet(
+        Command::new(&parser)
+            // Compile only: no kernel load, no cache, for the 3.0 ABI.
+            .args(["-Q", "-K", "-M", APPARMOR_ABI, "-o"])
+            .arg(&binary)
+            .arg(&source),
+    )
+    .context("apparmor_parser failed")?;
+    Ok(binary)
 }
 
 #[cfg(test)]
