@@ -69,4 +69,31 @@ fn warmed_handles_do_not_reallocate() {
         // The iterator's own id buffer only: far below a 64 KiB dirent buffer.
         assert!(bytes < 4096, "{backend}: iter allocated {bytes} bytes");
     }
+    // A refresh of every task through the fallback, keeping files or
+    // not: nothing allocated per record. Its buffers grow only when the
+    // host gains tasks between refreshes: a few calls, not one per task.
+    for keep in [false, true] {
+        for fields in [InfoFields::ALL, InfoFields::TGID | InfoFields::RSS] {
+            let mut pm = Pidmap::builder()
+                .backend(Backend::Procfs)
+                .keep_files(keep)
+                .build()
+                .unwrap();
+            let mut infos = Vec::with_capacity(1 << 16);
+            for _ in 0..2 {
+                pm.fill_info(Query::all_tasks(), fields, &mut infos)
+                    .unwrap();
+            }
+            let ((), _, calls) = measure(|| {
+                pm.fill_info(Query::all_tasks(), fields, &mut infos)
+                    .unwrap()
+            });
+            assert!(infos.len() > 20, "{} records", infos.len());
+            assert!(
+                calls < 16,
+                "keep_files {keep}: {calls} allocations for {} records",
+                infos.len()
+            );
+        }
+    }
 }
