@@ -117,6 +117,10 @@ impl GroupScratch {
         );
         if !self.order.windows(2).all(|w| w[0].0 < w[1].0) {
             self.order.sort_unstable();
+            // Strictly ascending, as every listing: a tid read twice (it
+            // cannot be in two groups, but the output never shows one
+            // twice whatever /proc did) is handed out once.
+            self.order.dedup_by_key(|&mut (tid, _)| tid);
         }
         out.reserve(self.order.len());
         out.extend(self.order.iter().map(|&(_, i)| self.recs[i as usize]));
