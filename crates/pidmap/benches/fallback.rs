@@ -23,10 +23,22 @@ use pidmap::{Backend, Pidmap, Query, Target};
 
 const TARGET_THREADS: usize = 10_000;
 
-/// A noise-robust summary next to Criterion's: the methods run
-/// round-robin (one call each per round), so load changes on a shared
-/// machine hit all of them alike; prints median and min per method and
-/// each one's ratio to the first (ours).
+/// CPU time of this process so far, user + system
+/// (`CLOCK_PROCESS_CPUTIME_ID`): the kernel's work in the listings' system
+/// calls counts, other processes' load does not.
+fn cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// A noise-robust summary next to Criterion's (which times the wall
+/// clock): the methods run round-robin (one call each per round), so load
+/// changes on a shared machine hit all of them alike, each timed on the
+/// process's CPU clock; prints median and min per method and each one's
+/// ratio to the first (ours).
 fn interleaved(group: &str, rounds: usize, methods: &mut [(&str, &mut dyn FnMut() -> usize)]) {
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); methods.len()];
     for (_, f) in methods.iter_mut() {
@@ -34,9 +46,9 @@ fn interleaved(group: &str, rounds: usize, methods: &mut [(&str, &mut dyn FnMut(
     }
     for _ in 0..rounds {
         for (i, (_, f)) in methods.iter_mut().enumerate() {
-            let t = std::time::Instant::now();
+            let t = cpu_time();
             black_box(f());
-            samples[i].push(t.elapsed().as_secs_f64() * 1e6);
+            samples[i].push((cpu_time() - t).as_secs_f64() * 1e6);
         }
     }
     let stats: Vec<(f64, f64)> = samples
@@ -47,7 +59,7 @@ fn interleaved(group: &str, rounds: usize, methods: &mut [(&str, &mut dyn FnMut(
         })
         .collect();
     println!(
-        "interleaved {group} ({rounds} rounds): median / min µs, ratio to {}",
+        "interleaved {group} ({rounds} rounds): median / min µs of CPU time, ratio to {}",
         methods[0].0
     );
     for (i, (name, _)) in methods.iter().enumerate() {
