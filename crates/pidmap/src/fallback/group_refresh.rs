@@ -29,6 +29,7 @@ use super::dirent::{parse_id, read_ids};
 use super::kept::{FileKey, TaskFile};
 use super::listed::TaskRef;
 use super::path::{Base, ProcPath};
+use super::record_buffers::GroupScratch;
 use super::records::{apply_status, parse_statm, stat_record};
 use super::task_files::{OpenAt, Read, TaskFiles};
 use super::{is_fd_table_full, is_gone_errno, open_task_dir, Fallback};
@@ -87,43 +88,6 @@ impl Fallback {
         self.records.groups = scratch;
         self.scratch = pids;
         res
-    }
-}
-
-/// What a refresh by groups reuses from call to call.
-#[derive(Debug, Default)]
-pub(crate) struct GroupScratch {
-    /// The records, in group order.
-    recs: Vec<TaskInfo>,
-    /// The tids of the group being read: listed, read, denied.
-    listed: Vec<i32>,
-    read: Vec<i32>,
-    denied: Vec<i32>,
-    /// `(tid, index in recs)`, to hand the records out in tid order.
-    order: Vec<(i32, u32)>,
-}
-
-impl GroupScratch {
-    /// The records into `out` in tid order, but those of tasks found gone
-    /// after their `stat` was read (tid 0).
-    fn hand_out(&mut self, out: &mut Vec<TaskInfo>) {
-        self.order.clear();
-        self.order.extend(
-            self.recs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.tid.as_raw() != 0)
-                .map(|(i, r)| (r.tid.as_raw(), u32::try_from(i).unwrap_or(u32::MAX))),
-        );
-        if !self.order.windows(2).all(|w| w[0].0 < w[1].0) {
-            self.order.sort_unstable();
-            // Strictly ascending, as every listing: a tid read twice (it
-            // cannot be in two groups, but the output never shows one
-            // twice whatever /proc did) is handed out once.
-            self.order.dedup_by_key(|&mut (tid, _)| tid);
-        }
-        out.reserve(self.order.len());
-        out.extend(self.order.iter().map(|&(_, i)| self.recs[i as usize]));
     }
 }
 
