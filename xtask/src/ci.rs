@@ -3,8 +3,8 @@
 use crate::arch::Arch;
 use crate::kernel::KernelArgs;
 use crate::paths::{target_dir, workspace_root};
-use crate::qemu;
 use crate::run::{run, step};
+use crate::suite;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::process::Command;
@@ -47,7 +47,7 @@ fn on(arch: Arch, debug: bool, unpatched: bool) -> KernelArgs {
 }
 
 fn suite(args: &KernelArgs) -> Result<()> {
-    match qemu::qemu_test(args)? {
+    match suite::qemu_test(args)? {
         0 => Ok(()),
         _ => bail!("the guest suite failed"),
     }

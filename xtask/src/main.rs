@@ -27,6 +27,7 @@ mod radix;
 mod run;
 mod selinux;
 mod stats;
+mod suite;
 mod upstream;
 
 use anyhow::Result;
@@ -93,7 +94,7 @@ fn main() {
     let cli = Cli::parse();
     let result: Result<i32> = match cli.command {
         Command::QemuTest(args) if args.selinux_only => selinux::test_only(&args.kernel),
-        Command::QemuTest(args) => qemu::qemu_test(&args.kernel),
+        Command::QemuTest(args) => suite::qemu_test(&args.kernel),
         Command::QemuRun(args) => {
             let clock = if args.instructions {
                 qemu::GuestClock::Instructions

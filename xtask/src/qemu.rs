@@ -368,7 +368,7 @@ fn initramfs_for(
 }
 
 /// Packs the initramfs for `mode` (plus `extra`) and boots it headless.
-fn boot_headless(
+pub fn boot_headless(
     kernel: &Kernel,
     args: &KernelArgs,
     clock: GuestClock,
@@ -403,34 +403,6 @@ fn boot_headless_with(
         Duration::from_secs(args.timeout),
         label,
     )
-}
-
-/// `cargo xtask qemu-test`: the whole guest suite; exit 0 only if all passed
-/// and the kernel log is clean.
-pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
-    let kernel = kernel::prepare(args)?;
-    let label = format!("test-{}", kernel.label());
-    let mut expected = 0;
-    let outcome = boot_headless(
-        &kernel,
-        args,
-        GuestClock::Host,
-        &Mode::Test,
-        &label,
-        |stage| {
-            expected = guest::test_payload(stage, &kernel)?;
-            Ok(())
-        },
-    )?;
-    let verdict = report_suite(&outcome, expected);
-    if !crate::selinux::boots_with(&kernel) {
-        return Ok(verdict);
-    }
-    // Smack, SELinux and AppArmor cannot be active at once: SELinux and
-    // AppArmor get a boot each, with the same kernel and their policies.
-    let selinux = crate::selinux::test_boot(&kernel, args)?;
-    let apparmor = crate::selinux::apparmor_test_boot(&kernel, args)?;
-    Ok(i32::from(verdict != 0 || selinux != 0 || apparmor != 0))
 }
 
 /// Boots `kernel` in test mode with `cmdline` appended and the payload
@@ -476,7 +448,7 @@ pub fn guest_reported(outcome: &Outcome) -> bool {
 }
 
 /// Prints the verdict and the one summary line; returns the exit code.
-fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
+pub fn report_suite(outcome: &Outcome, expected: usize) -> i32 {
     let mut passed = outcome.passed;
     let mut failed = outcome.failed.len();
     // The kernel log is checked like a test: a splat fails the run.
