@@ -112,10 +112,11 @@ run() {
 #   (KEEP): a kernel thread such as rcu_sched is caught running more often
 #   while /proc is read with readdir() than with pidmap(2), so its R or I
 #   says when ps looked. The members' STAT is compared.
-# - top's %CPU (over its interval) and TIME+ (hundredths of a second) on
-#   the lines of processes that are not members: they move for a process
-#   that runs, such as this test's shells and the kernel threads. top's S
-#   column, which it takes from the records, is compared on every line.
+# - top's %CPU (over its interval) and TIME+ (hundredths of a second),
+#   and pidsdump's TICS, on the lines of processes that are not members:
+#   they move for a process that runs, such as this test's shells and the
+#   kernel threads. top's S column, which it takes from the records, is
+#   compared on every line.
 # A starred column's padding changes with the width of what it hid: the
 # whitespace on both sides of it is made one space.
 mask_awk='
@@ -127,7 +128,7 @@ $c == p { next }
 		if (ps && ($i == "%CPU" || $i == "C"))
 			all[i] = 1
 		if ((ps && ($i == "STAT" || $i == "S")) ||
-		    (!ps && ($i == "%CPU" || $i == "TIME+")))
+		    (!ps && ($i == "%CPU" || $i == "TIME+" || $i == "TICS")))
 			other[i] = 1
 	}
 }
@@ -209,6 +210,7 @@ commands() {
 	compare "top -b -n 1" 1 top -b -n 1
 	compare "pgrep -a ." 1 pgrep -a .
 	compare "pidof" 1 pidof plain "two words" "x y (z) w" threaded "nobody proc" workload
+	compare "pidsdump (libproc2: stat and status items a record carries)" 1 pidsdump
 }
 
 # What a command under a seccomp filter does: `sigsys` if the filter killed
@@ -226,7 +228,7 @@ under_seccomp() {
 }
 
 seccomp_checks() {
-	for cmd in "ps -e" "ps -ef" "ps aux" "ps -eLf" "top -b -n 1" "pgrep -a ." "pidof workload"; do
+	for cmd in "ps -e" "ps -ef" "ps aux" "ps -eLf" "top -b -n 1" "pgrep -a ." "pidof workload" pidsdump; do
 		# shellcheck disable=SC2086 # the command's words
 		set -- $cmd
 		prog=$1
@@ -251,6 +253,12 @@ seccomp_checks() {
 		ok "pidof fills from pidmap_info(2) records"
 	else
 		bad "pidof did not call pidmap_info(2) (status $got)"
+	fi
+	got=$(under_seccomp kill 474 "$a_env" "$dir/pidsdump")
+	if [ "$got" = sigsys ]; then
+		ok "pidsdump fills stat and status from pidmap_info(2) records"
+	else
+		bad "pidsdump did not call pidmap_info(2) (status $got)"
 	fi
 	# Refused with EPERM, as a container's filter would: the fallback
 	# prints what the disabled run prints. The disabled run goes through

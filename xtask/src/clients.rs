@@ -330,6 +330,23 @@ fn compile_host(src: &Path, out: &Path) -> Result<()> {
     .with_context(|| format!("cannot compile {}", src.display()))
 }
 
+/// Compiles guest-tests/clients/pidsdump.c against the library of the
+/// build tree `tree` (`procps-pidmap` or `procps-upstream`), static.
+fn compile_pidsdump(tree: &str, out: &Path) -> Result<()> {
+    let lib = clients_dir().join("build").join(tree).join("library");
+    let src = workspace_root().join("guest-tests/clients/pidsdump.c");
+    run_quiet(
+        Command::new("gcc")
+            .args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(lib.join("include"))
+            .arg("-o")
+            .arg(out)
+            .arg(&src)
+            .arg(lib.join(".libs/libproc2.a")),
+    )
+    .with_context(|| format!("cannot compile {} against {tree}", src.display()))
+}
+
 /// Copies a build's tools into `dir` (mode 0755: uid 65534 runs them).
 fn stage_tools(from: &Path, dir: &Path) -> Result<()> {
     fs::create_dir_all(dir)?;
@@ -357,6 +374,8 @@ fn host_test(patched: &Path, upstream: &Path) -> Result<()> {
     let tests = workspace_root().join("guest-tests");
     compile_host(&tests.join("clients/workload.c"), &pm.join("workload"))?;
     compile_host(&tests.join("helpers/runas.c"), &pm.join("runas"))?;
+    compile_pidsdump("procps-pidmap", &pm.join("pidsdump"))?;
+    compile_pidsdump("procps-upstream", &up.join("pidsdump"))?;
     let result = run(Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc", "sh"])
         .arg(tests.join("clients/identity.sh"))
@@ -399,6 +418,7 @@ fn stage_guest(patched: &Path, kernel: &kernel::Kernel, dir: &Path) -> Result<()
         None,
         &kernel.headers(),
     )?;
+    compile_pidsdump("procps-pidmap", &dir.join("pidsdump"))?;
     guest::compile_c(
         kernel.arch,
         &root.join("bench/park-threads.c"),
