@@ -48,6 +48,14 @@
 #define LOG_MAX (1 << 20)
 #define CHURN_THREADS 8
 #define RUN_SECONDS 4.0
+/*
+ * A slow guest (the debug kernel under TCG on a busy host) may start too
+ * few threads in RUN_SECONDS for numbers to come round: go on until G has
+ * started more threads than the namespace has numbers, for at most
+ * MAX_SECONDS.
+ */
+#define MIN_THREADS 450
+#define MAX_SECONDS 40.0
 #define MIN_RECORDS 2000
 
 struct thread_entry {
@@ -164,7 +172,7 @@ static int ns_init_main(void)
 	long calls = 0, wrong_group = 0, unknown = 0;
 	pid_t group, forker;
 	int pidfd, err, status;
-	double end;
+	double end, hard_end;
 
 	err = write_pid_max(400);
 	if (err) {
@@ -189,7 +197,9 @@ static int ns_init_main(void)
 		pt_die("pidfd_open(%d): %s", group, strerror(errno));
 
 	end = pt_now() + RUN_SECONDS;
-	while (pt_now() < end) {
+	hard_end = pt_now() + MAX_SECONDS;
+	while (pt_now() < end ||
+	       (atomic_load(&sh->logged) < MIN_THREADS && pt_now() < hard_end)) {
 		__u64 last = 0;
 		long n;
 
