@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use crate::source::ReadError;
+use crate::read_error::ReadError;
 
 /// Which files to read for a task.
 #[allow(

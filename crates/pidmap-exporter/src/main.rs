@@ -6,6 +6,8 @@ mod config;
 mod exposition;
 mod extras;
 mod label;
+mod read_error;
+mod scrape;
 mod server;
 mod snapshot;
 mod source;
@@ -22,23 +24,9 @@ use clap::Parser;
 use crate::args::{Args, BackendArg};
 use crate::config::Config;
 use crate::exposition::Format;
+use crate::scrape::Exporter;
 use crate::source::Source;
 use crate::tracker::{Tracker, TrackerOptions};
-
-/// The state a scrape updates.
-pub struct Exporter {
-    source: Source,
-    tracker: Tracker,
-    threads: bool,
-}
-
-impl Exporter {
-    /// Read the system and encode what it shows.
-    pub fn scrape(&mut self, format: Format) -> String {
-        let snapshot = self.tracker.refresh(&mut self.source);
-        exposition::encode(snapshot, self.threads, format)
-    }
-}
 
 fn main() -> ExitCode {
     let args = match Args::try_parse_from(args::normalize(std::env::args_os())) {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use tiny_http::{Header, Request, Response, Server};
 
 use crate::exposition::Format;
-use crate::Exporter;
+use crate::scrape::Exporter;
 
 /// Requests answered at once; beyond that a request gets a 503 at once.
 const MAX_IN_FLIGHT: usize = 64;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use pidmap::{Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
 
 use crate::extras::{Extras, ExtrasReader, Wants};
+use crate::read_error::ReadError;
 
 /// One process as its `/proc/PID/stat` shows it.
 #[derive(Debug, Clone)]
@@ -43,50 +44,26 @@ pub struct ThreadRecord {
     pub comm: Vec<u8>,
 }
 
-/// Why a read failed. A task that is gone is not a failure: those come
-/// back as `Ok(None)` or are left out.
-#[derive(Debug)]
-pub struct ReadError {
-    /// What was read: `processes`, `threads`, `fds`, `cmdline`, ...
-    pub what: &'static str,
-    /// Why it failed: `permission`, `io` or `other`.
-    pub kind: &'static str,
-    pub message: String,
-}
-
-impl ReadError {
-    fn from_pidmap(what: &'static str, whose: &str, e: &Error) -> ReadError {
-        let kind = match e {
-            Error::PermissionDenied { .. } => "permission",
-            Error::Io { .. } => "io",
-            _ => "other",
-        };
-        // The error's causes too ("opening /proc/self: Too many open
-        // files"): the crate's `Display` is the context alone.
-        let mut message = format!("{what}{whose}: {e}");
-        let mut cause = std::error::Error::source(e);
-        while let Some(c) = cause {
-            message.push_str(": ");
-            message.push_str(&c.to_string());
-            cause = c.source();
-        }
-        ReadError {
-            what,
-            kind,
-            message,
-        }
+/// A [`ReadError`] from the crate's error, with its causes.
+fn pidmap_error(what: &'static str, whose: &str, e: &Error) -> ReadError {
+    let kind = match e {
+        Error::PermissionDenied { .. } => "permission",
+        Error::Io { .. } => "io",
+        _ => "other",
+    };
+    // The error's causes too ("opening /proc/self: Too many open
+    // files"): the crate's `Display` is the context alone.
+    let mut message = format!("{what}{whose}: {e}");
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        message.push_str(": ");
+        message.push_str(&c.to_string());
+        cause = c.source();
     }
-
-    pub(crate) fn from_io(what: &'static str, whose: &str, e: &io::Error) -> ReadError {
-        let kind = match e.kind() {
-            io::ErrorKind::PermissionDenied => "permission",
-            _ => "io",
-        };
-        ReadError {
-            what,
-            kind,
-            message: format!("{what}{whose}: {e}"),
-        }
+    ReadError {
+        what,
+        kind,
+        message,
     }
 }
 
@@ -122,7 +99,7 @@ impl Source {
                 .backend(backend)
                 .keep_files(true)
                 .build()
-                .map_err(|e| ReadError::from_pidmap("handle", "", &e))
+                .map_err(|e| pidmap_error("handle", "", &e))
         };
         Ok(Source {
             processes: build()?,
@@ -161,7 +138,7 @@ impl Source {
         }
         self.processes
             .fill_info(Query::processes(), fields, &mut self.records)
-            .map_err(|e| ReadError::from_pidmap("processes", "", &e))?;
+            .map_err(|e| pidmap_error("processes", "", &e))?;
         self.records_read = self.records.len() as u64;
         out.clear();
         out.extend(self.records.iter().map(|t| {
@@ -221,7 +198,7 @@ impl Source {
                         }
                     }
                 }
-                Err(e) => errors.push(ReadError::from_pidmap("threads", " (all tasks)", &e)),
+                Err(e) => errors.push(pidmap_error("threads", " (all tasks)", &e)),
             }
             return;
         }
@@ -239,7 +216,7 @@ impl Source {
                     out.insert(pid, self.records.iter().map(thread).collect());
                 }
                 Err(e) if is_gone(&e) => {}
-                Err(e) => errors.push(ReadError::from_pidmap("threads", &format!(" of {pid}"), &e)),
+                Err(e) => errors.push(pidmap_error("threads", &format!(" of {pid}"), &e)),
             }
         }
     }
@@ -286,7 +263,7 @@ impl Source {
         match self.processes.fill_fds(Target::Pid(target), &mut self.fds) {
             Ok(()) => Ok(Some(self.fds.len())),
             Err(e) if is_gone(&e) => Ok(None),
-            Err(e) => Err(ReadError::from_pidmap("fds", &format!(" of {pid}"), &e)),
+            Err(e) => Err(pidmap_error("fds", &format!(" of {pid}"), &e)),
         }
     }
 }

@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 use crate::config::{Config, ProcessFacts};
 use crate::extras::{Extras, Wants};
 use crate::label::label_value;
+use crate::read_error::ReadError;
 use crate::snapshot::{
     CounterValues, ErrorCounts, GroupSnapshot, Snapshot, States, ThreadNameSnapshot,
 };
-use crate::source::{self, ProcessRecord, ReadError, Source, ThreadRecord};
+use crate::source::{self, ProcessRecord, Source, ThreadRecord};
 
 /// A task's counters as its files show them (totals since it started).
 #[derive(Debug, Clone, Copy, Default)]
