@@ -187,6 +187,20 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
             "qemu-test (patched)",
             Box::new(|| suite(&kernel(false, false))),
         ));
+        // The patched kernel is built by the stage above; about 2.5 min on
+        // a fresh clone (two static procps builds, one short boot).
+        stages.push((
+            "clients: procps identical with and without the calls (host, patched guest)",
+            Box::new(|| {
+                crate::clients::run_clients(&crate::clients::ClientsArgs {
+                    host_test: true,
+                    guest_test: true,
+                    bench: false,
+                    wall_clock: false,
+                    runs: 5,
+                })
+            }),
+        ));
         stages.push((
             "qemu-test (unpatched: crate fallback)",
             Box::new(|| suite(&kernel(false, true))),

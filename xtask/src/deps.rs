@@ -32,10 +32,11 @@ pub enum Group {
     Bpf,
     CargoTest,
     Clients,
+    Apparmor,
 }
 
 impl Group {
-    const ALL: [Group; 10] = [
+    const ALL: [Group; 11] = [
         Group::Build,
         Group::KernelSource,
         Group::Guest,
@@ -46,6 +47,7 @@ impl Group {
         Group::Bpf,
         Group::CargoTest,
         Group::Clients,
+        Group::Apparmor,
     ];
 
     fn name(self) -> &'static str {
@@ -60,6 +62,7 @@ impl Group {
             Group::Bpf => "bpf",
             Group::CargoTest => "cargo-test",
             Group::Clients => "clients",
+            Group::Apparmor => "apparmor",
         }
     }
 }
@@ -152,6 +155,14 @@ pub fn ensure_bpf() -> Result<()> {
 /// What compiling the SELinux boot's policy needs.
 pub fn ensure_selinux() -> Result<()> {
     install(&[Group::Selinux])
+}
+
+/// The AppArmor boot's policy compiler, the probe of the `apparmor` group.
+pub const APPARMOR_PARSER: &str = "/usr/sbin/apparmor_parser";
+
+/// What compiling the AppArmor boot's profile needs.
+pub fn ensure_apparmor() -> Result<()> {
+    install(&[Group::Apparmor])
 }
 
 /// What fetching, patching and building procps-ng and htop need.
@@ -248,6 +259,14 @@ mod tests {
                 g.name()
             );
         }
+    }
+
+    #[test]
+    fn the_apparmor_parser_is_the_apparmor_probe() {
+        let reqs = requirements();
+        assert!(reqs
+            .iter()
+            .any(|r| r.group == "apparmor" && r.probe == APPARMOR_PARSER));
     }
 
     #[test]

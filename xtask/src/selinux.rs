@@ -240,30 +240,10 @@ pub fn apparmor_test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
     )
 }
 
-/// `apparmor_parser`, installed with Debian's `apparmor` package when it is
-/// missing and we may (root on Debian), as xtask installs its other tools.
+/// `apparmor_parser`, from Debian's `apparmor` package (.ci/packages).
 fn apparmor_parser() -> Result<PathBuf> {
-    let found = || {
-        ["/usr/sbin/apparmor_parser", "/sbin/apparmor_parser"]
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-    };
-    if let Some(path) = found() {
-        return Ok(path);
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root && std::path::Path::new("/usr/bin/apt-get").exists() {
-        step("installing Debian's apparmor package (apparmor_parser)");
-        run_quiet(
-            Command::new("apt-get")
-                .args(["install", "-y", "--no-install-recommends", "apparmor"])
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )
-        .context("apt-get install apparmor")?;
-    }
-    found().context("apparmor_parser is missing: install Debian's apparmor package")
+    crate::deps::ensure_apparmor()?;
+    Ok(PathBuf::from(crate::deps::APPARMOR_PARSER))
 }
 
 /// Compiles [`APPARMOR_PROFILE`] with apparmor_parser into a binary policy
