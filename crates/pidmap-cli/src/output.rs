@@ -368,7 +368,7 @@ mod tests {
 
     /// NI is `-` where the policy says nice does not apply (as ps shows
     /// it), the value under `SCHED_OTHER`/`SCHED_BATCH`, `?` when unknown;
-    /// JSON keeps the raw value with the policy, and the v3 fields.
+    /// JSON keeps the raw value with the policy, and the fields the records add.
     #[test]
     fn nice_column_follows_the_policy() {
         let mut rt = TaskInfo::new(pidmap::Pid::from_raw(5));

@@ -1,7 +1,7 @@
 //! Task records: [`TaskInfo`], and the [`InfoFields`] a caller asks for.
 //!
 //! The syscall backend gets them from pidmap_info(2) (`struct
-//! pidmap_info`, v3); the /proc fallback fills the same struct from
+//! pidmap_info`); the /proc fallback fills the same struct from
 //! `/proc/TGID/task/TID/stat` (and `statm`, or `status` for the uids), with
 //! the same values: both count times in clock ticks.
 
@@ -495,8 +495,7 @@ impl fmt::Display for Comm {
 /// ([`Query::all_tasks`](crate::Query::all_tasks),
 /// [`Query::threads`](crate::Query::threads)) holds what
 /// `/proc/PID/task/TID/stat` shows: that thread's own times. (The /proc
-/// fallback reads exactly those files. The kernel records of the series
-/// before its v3 carry the leader's own times in process mode.)
+/// fallback reads exactly those files.)
 ///
 /// **Units.** Both backends count the CPU and start times in clock ticks
 /// (`USER_HZ`, `sysconf(_SC_CLK_TCK)`, usually 100 per second), as `stat`

@@ -16,16 +16,14 @@ use crate::sys;
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub enum KernelSupport {
-    /// pidmap(2) and fdmap(2) answered the probe with `EINVAL`: the v3
+    /// pidmap(2) and fdmap(2) answered the probe with `EINVAL`: the
     /// series is there (pidmap_info(2), between them, comes with it).
     Available,
     /// Not asked: this build of the crate never issues the series'
     /// system calls (the `series-syscalls` feature is off), because their
     /// numbers are not assigned upstream and may mean another call here.
     NotBuilt,
-    /// `ENOSYS`: the kernel lacks the calls (or a filter says so). A
-    /// kernel with the v2 series says it too: it has no call at fdmap's
-    /// v3 number.
+    /// `ENOSYS`: the kernel lacks the calls (or a filter says so).
     Missing,
     /// `EPERM`: a seccomp filter blocks them.
     Blocked,
@@ -81,14 +79,14 @@ impl KernelSupport {
     pub fn reason(self) -> String {
         match self {
             KernelSupport::Available => {
-                "pidmap(2) and fdmap(2) answered the probe with EINVAL, as a kernel with the v3 series does"
+                "pidmap(2) and fdmap(2) answered the probe with EINVAL, as a kernel with the series does"
                     .into()
             }
             KernelSupport::NotBuilt => "not available: built without the series-syscalls feature \
                  (pidmap(2)/fdmap(2) have no upstream syscall numbers, so they are never issued)"
                 .into(),
             KernelSupport::Missing => {
-                "pidmap(2) or fdmap(2) answered ENOSYS: the kernel does not have the v3 series".into()
+                "pidmap(2) or fdmap(2) answered ENOSYS: the kernel does not have the series".into()
             }
             KernelSupport::Blocked => "pidmap(2) answered EPERM: a seccomp filter blocks it".into(),
             KernelSupport::Unexpected { call, result } => {
@@ -226,8 +224,7 @@ mod tests {
             other => panic!("unexpected errno {other:?}"),
         };
         if want == KernelSupport::Available {
-            // fdmap too, or the classification would not say Available (a
-            // v2 kernel has pidmap(2) at 473 but no call at 475).
+            // fdmap too, or the classification would not say Available.
             let fdmap = probe(Call::Fdmap).expect_err("the fdmap probe must fail");
             match fdmap.raw_os_error() {
                 Some(libc::EINVAL) => {}

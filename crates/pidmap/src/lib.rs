@@ -1,6 +1,6 @@
 //! List processes, threads, children and open file descriptors of Linux
 //! processes — through the `pidmap(2)`, `pidmap_info(2)` and `fdmap(2)`
-//! system calls (ABI v3 of the kernel series: 473, 474, 475) when the kernel
+//! system calls of the kernel series (473, 474, 475) when the kernel
 //! has them, and through a fast `/proc` reader when it does not.
 //!
 //! # Backends
@@ -24,7 +24,7 @@
 //!
 //! **Sandboxes.** With `series-syscalls`, the probe issues pidmap(2) and
 //! fdmap(2) with a non-zero flags argument: a patched kernel answers
-//! `EINVAL`, an unpatched one (or one with the v2 series) `ENOSYS`.
+//! `EINVAL`, one without them `ENOSYS`.
 //! A seccomp filter answers what it was told — `EPERM`, or, for an
 //! allow-list filter (Android apps, Chromium-style sandboxes, systemd's
 //! `SystemCallFilter=`), possibly **killing the process**. A program that

@@ -1,6 +1,6 @@
 //! The raw system calls (crate-private): syscall numbers, constants and the
 //! structs of `include/uapi/linux/pidmap.h` and `include/uapi/linux/fdmap.h`
-//! (the v3 series: `pidmap(2)` 473, `pidmap_info(2)` 474, `fdmap(2)` 475).
+//! (the series' `pidmap(2)` 473, `pidmap_info(2)` 474, `fdmap(2)` 475).
 //!
 //! **Which calls are issued.** The numbers are the series', not assigned
 //! upstream: on a kernel without the series they may name another system
@@ -10,7 +10,7 @@
 //! the `series-syscalls` feature, [`enabled_numbers`] is `None` and no
 //! function here enters the kernel: each returns `ENOSYS` at once.
 //!
-//! **Typed calls.** v3 has one call per element type, so each wrapper
+//! **Typed calls.** The series has one call per element type, so each wrapper
 //! pairs its own call with its own buffer type: [`list_ids`] is pidmap(2)
 //! into `u32`s (with the request's record fields zeroed, as pidmap(2)
 //! requires), [`read_records`] is pidmap_info(2) into [`PidmapInfo`]s (with
@@ -209,7 +209,7 @@ pub(crate) const PIDFD_SELF_THREAD_GROUP: i32 = -10001;
 /// The largest count the calls take (`-EOVERFLOW` above).
 pub(crate) const MAX_NR: usize = 1_000_000;
 
-/// A flags argument no version of the calls accepts (v3: it must be 0): a
+/// A flags argument no version of the calls accepts (it must be 0): a
 /// patched kernel answers the probe with `EINVAL`.
 const PROBE_INVALID_FLAG: u32 = 0x8000_0000;
 
@@ -446,8 +446,8 @@ fn clamped_count(len: usize) -> usize {
 
 /// Ask the kernel whether the calls exist: pidmap(2), then fdmap(2), each
 /// with a valid, zeroed request, no buffer, count 0 and a non-zero flags
-/// argument. A patched kernel answers `EINVAL`, an unpatched one `ENOSYS`
-/// (a v2 kernel too: it has no call at fdmap's 475), a seccomp filter
+/// argument. A patched kernel answers `EINVAL`, an unpatched one `ENOSYS`,
+/// a seccomp filter
 /// whatever it was told (often `EPERM`, or it kills the process: see the
 /// crate docs on sandboxes). Nothing is ever written. Takes no syscall
 /// number: it can only issue pidmap(2) and fdmap(2).
@@ -703,7 +703,7 @@ mod tests {
     fn check(header: &str, source: &str) {
         assert!(
             header.contains("struct pidmap_req") && header.contains("struct pidmap_info"),
-            "{source}: no v3 uapi header found (struct pidmap_req or pidmap_info missing)"
+            "{source}: no uapi header of the series found (struct pidmap_req or pidmap_info missing)"
         );
         let d = defines(header);
         // PIDMAP_VIEW_PIDNS is the kernel's: the crate never names a pid

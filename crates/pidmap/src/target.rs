@@ -9,7 +9,7 @@ use crate::target_id::TargetId;
 
 /// The process (or fd table) a listing is about.
 ///
-/// The system calls (ABI v3) take pidfds only: the syscall backend passes
+/// The system calls take pidfds only: the syscall backend passes
 /// a [`Target::Pidfd`] as it is, the caller as `PIDFD_SELF_THREAD_GROUP`
 /// (threads, children) or `PIDFD_SELF_THREAD` (fds), and opens a pidfd for
 /// a [`Target::Pid`] once per listing ([`Target::open_pidfd`]), so a
@@ -150,7 +150,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_become_the_pidfd_arguments_of_v3() {
+    fn targets_become_the_pidfd_arguments_of_the_calls() {
         assert_eq!(
             Target::Caller.pidfd(false).unwrap().raw(),
             sys::PIDFD_SELF_THREAD_GROUP

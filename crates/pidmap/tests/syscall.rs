@@ -1,5 +1,5 @@
 //! The syscall backend must return exactly what the /proc backend returns,
-//! in every mode, and the raw v3 ABI (request structs, pidfd targets, the
+//! in every mode, and the raw ABI (request structs, pidfd targets, the
 //! cursors, the procfs view, the records) must behave as the uapi headers
 //! and man pages of the series say. On a kernel without
 //! pidmap(2) these tests skip with a note, unless `PIDMAP_REQUIRE_SYSCALL=1`
@@ -244,7 +244,7 @@ fn iterator_batches_across_syscalls() {
     assert!(parked.tids.iter().all(|t| got.binary_search(t).is_ok()));
 }
 
-/// `struct pidmap_req` (v4, 48 bytes), written out here from the uapi
+/// `struct pidmap_req` (48 bytes), written out here from the uapi
 /// header rather than taken from the crate.
 #[derive(Clone, Copy, Default)]
 struct Req {
@@ -278,7 +278,7 @@ impl Req {
     }
 }
 
-/// `struct fdmap_req` (v4, 24 bytes).
+/// `struct fdmap_req` (24 bytes).
 #[derive(Clone, Copy, Default)]
 struct FdReq {
     size: u32,

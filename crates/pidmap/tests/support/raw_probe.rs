@@ -6,12 +6,12 @@
 
 #![allow(dead_code)]
 
-/// The v3 series: the same numbers on every table the tests run with
+/// The series: the same numbers on every table the tests run with
 /// (`x86_64`, i386, `scripts/syscall.tbl`).
 pub const NR_PIDMAP: u16 = 473;
 pub const NR_PIDMAP_INFO: u16 = 474;
 pub const NR_FDMAP: u16 = 475;
-/// A flags argument the calls refuse (v3: flags must be 0).
+/// A flags argument the calls refuse (flags must be 0).
 pub const PROBE_FLAG: u32 = 0x8000_0000;
 
 /// The calls a probe may make. A closed set, not a number: the same
@@ -70,8 +70,8 @@ pub fn probe(call: Call) -> Result<libc::c_long, std::io::Error> {
     }
 }
 
-/// Whether the kernel has the v3 calls: pidmap(2)'s and fdmap(2)'s probes
-/// say `EINVAL` (a v2 kernel has pidmap(2) at 473, but nothing at 475).
+/// Whether the kernel has the calls: pidmap(2)'s and fdmap(2)'s probes
+/// say `EINVAL`.
 pub fn kernel_has_pidmap() -> bool {
     let einval = |call| probe(call).is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL));
     einval(Call::Pidmap) && einval(Call::Fdmap)
