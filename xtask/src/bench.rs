@@ -13,7 +13,7 @@
 //! program printed it], "median": {case: the boot-median of every numeric
 //! field, plus `<ratio>_min`, `<ratio>_max` for every ratio and `boots`}}`.
 //!
-//! The program speaks the v3 ABI (`pidmap(2)`, `pidmap_info(2)`,
+//! The program speaks the series' ABI (`pidmap(2)`, `pidmap_info(2)`,
 //! `fdmap(2)`, through `guest-tests/include/pidmap_uapi.h`, so it also
 //! builds against the unpatched kernel's headers); it probes the calls at
 //! run time and times the /proc side alone where they are missing.
@@ -49,7 +49,7 @@
 //! `/proc/PID/fd/N`), against `pidmap(2)` + per process `pidfd_open` +
 //! `fdmap(2)` + the same readlinks + `close`; `proc_ids` and `fdmap_ids`
 //! are both without the readlinks, `ids_ratio` the one against the other,
-//! `readlink_share` the readlinks' part of the /proc walk. It has no bar
+//! `readlink_share` the readlinks' part of the /proc walk. It has no threshold
 //! (`target` null). A fourth table shows it.
 
 use crate::bpf;
@@ -876,7 +876,7 @@ mod tests {
         let c = m["lsof_1000x16"].as_object().unwrap();
         assert_eq!(c["ids_ratio_min"], 2.0);
         assert_eq!(c["ids_ratio_max"], 5.0);
-        // No bar: reported, not judged.
+        // No threshold: reported, not judged.
         assert!(c["met"].is_null(), "{c:?}");
         assert!(markdown_table(&m)
             .contains("| lsof_1000x16 | 16500 | 1.0 µs | 800 ns | 1.25× | 1.00–2.00× |  | n/a |"));

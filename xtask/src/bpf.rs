@@ -1,4 +1,4 @@
-//! The BPF side of the "why not a BPF iterator" comparison (issue 33):
+//! The BPF side of the "why not a BPF iterator" comparison:
 //! building `bench/bpf/task_record.bpf.c` and a static libbpf loader for a
 //! given kernel's BTF, and `cargo xtask bpf-host`, which runs the loader on
 //! the host.

@@ -6,7 +6,7 @@
 //! on the unpatched and the patched kernel, alternating boots, and compares.
 //!
 //! Wall-clock time under TCG moves ±12 % from one boot of the same kernel to
-//! the next, four times the 3 % bar, so by default the guest clock counts
+//! the next, four times the 3 % bound, so by default the guest clock counts
 //! instructions instead ([`GuestClock::Instructions`]). Those boots are
 //! deterministic, and the difference between the kernels is exactly the
 //! work the series adds to the two paths. What it cannot show is a change in
@@ -29,14 +29,14 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
-/// The bar: the patched kernel may be at most this much slower.
+/// The bound: the patched kernel may be at most this much slower.
 const MAX_SLOWDOWN: f64 = 0.03;
 
 /// Beyond this spread between boots of one kernel, the guest clock is not
 /// counting instructions (TCG wall clock swings ±12 % between boots) and
 /// the comparison is not trusted. Counted boots are close but not equal:
 /// pthread_create + join, ~50,000 instructions, has differed by up to
-/// 1.05 % between boots of one kernel, so the bound is 3 %, and the bar is
+/// 1.05 % between boots of one kernel, so the bound is 3 %, and the bound is
 /// judged on the boots' extremes, not only their medians.
 const MAX_ICOUNT_SPREAD: f64 = 0.03;
 
@@ -134,7 +134,7 @@ impl Comparison {
         self.patched / self.unpatched - 1.0
     }
 
-    /// Under the bar even for the least favourable pair of boots.
+    /// Under the bound even for the least favourable pair of boots.
     fn met(&self) -> bool {
         self.worst_slowdown < MAX_SLOWDOWN
     }
@@ -264,7 +264,7 @@ pub fn run(args: &ForkcostArgs) -> Result<()> {
         let over: Vec<&str> = rows.iter().filter(|r| !r.met()).map(|r| r.name).collect();
         if !over.is_empty() {
             bail!(
-                "{} over the {:.0} % bar",
+                "{} over the {:.0} % bound",
                 over.join(" and "),
                 MAX_SLOWDOWN * 100.0
             );
@@ -308,7 +308,7 @@ mod tests {
         assert!((over.slowdown() - 0.04).abs() < 1e-9);
         assert!(!over.met());
         assert!((over.patched_spread - 97.0 / 104.0).abs() < 1e-9);
-        // A median under the bar is not enough: the worst pair must be too.
+        // A median under the bound is not enough: the worst pair must be too.
         let outlier = Comparison::new("loop", &[100.0, 100.0, 100.0], &[102.0, 102.0, 104.0]);
         assert!((outlier.slowdown() - 0.02).abs() < 1e-9);
         assert!((outlier.worst_slowdown - 0.04).abs() < 1e-9);

@@ -160,7 +160,7 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
         10
     };
     env.push_str(&format!("export PIDMAP_STRESS_SECONDS={stress}\n"));
-    // The 100k-thread process; the debug kernel (KASAN, lockdep)
+    // The 100k-thread process; the debug kernel (KASAN, lockdep)
     // creates threads about ten times slower under TCG, so it gets 10k, and
     // so does arm64, whose guest is there for the ABI, not for scale.
     let scale_threads = if kernel.flavor == Flavor::Debug || kernel.arch != Arch::X86_64 {

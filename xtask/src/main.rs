@@ -67,7 +67,7 @@ enum Command {
     RadixTree(radix::RadixArgs),
     /// Build bench/bpf (iter/task and an open-coded task iterator, CO-RE,
     /// static libbpf loader) for the host kernel, load it as root and check
-    /// its records and its privilege rules against /proc (issue 33).
+    /// its records and its privilege rules against /proc.
     BpfHost(bpf::BpfHostArgs),
     /// The same in one boot of the BPF kernel (qemu/bpf.config), with
     /// pidmap_info(2) beside the BPF programs for each caller. Not in CI.
@@ -82,7 +82,7 @@ enum Command {
     /// Generate the CLI's man page and shell completions into target/dist.
     Docs,
     /// Print the pidmap library's module graph and its cycles; fails on a
-    /// cycle (issue 34: the modules form a DAG).
+    /// cycle (the modules must form a DAG).
     ModuleGraph {
         /// The `src` directory of another crate (or of an older tree).
         #[arg(long, value_name = "DIR")]

@@ -1,5 +1,5 @@
 //! `cargo xtask module-graph`: which module of the pidmap library names
-//! which (issue 34), and the cycles among them.
+//! which, and the cycles among them.
 //!
 //! A module (one per file; inline modules such as `tests` count as their
 //! file's) depends on another when its code, tests included, names it by
@@ -458,7 +458,7 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<Module>> {
 mod tests {
     use super::*;
 
-    /// The issue-34 rule: the library's modules form a DAG.
+    /// The library's modules form a DAG.
     #[test]
     fn pidmap_modules_form_a_dag() {
         let src = crate::paths::workspace_root().join("crates/pidmap/src");
