@@ -26,6 +26,12 @@ pub enum Effect {
         thread_of: Option<i32>,
         sig: libc::c_int,
     },
+    /// Send a signal to each tagged task: (id, thread group in the thread
+    /// view).
+    SignalTagged {
+        targets: Vec<(i32, Option<i32>)>,
+        sig: libc::c_int,
+    },
     /// Set a process's (or, in the thread view, a thread's) nice value.
     Renice {
         pid: i32,
@@ -41,7 +47,11 @@ pub const HELP: &[(&str, &str)] = &[
         "Up/Down, j",
         "move the selection bar (k is kill, as in htop and top)",
     ),
-    ("PgUp/PgDn, Space", "a page up / down"),
+    ("PgUp/PgDn", "a page up / down"),
+    (
+        "Space, U",
+        "tag the task and move down (k signals the tagged); untag all",
+    ),
     ("Home/End", "the first / last row"),
     (
         "mouse",
@@ -82,7 +92,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("1", "one CPU meter per CPU"),
     (
         "k, F9",
-        "kill: choose a signal for the selected task, Enter sends it",
+        "kill: choose a signal for the tagged tasks, or else the selected one; Enter sends it",
     ),
     (
         "F7, F8",
@@ -115,7 +125,15 @@ impl State {
                 thread_of,
                 name,
                 cursor,
+                tagged,
             } => match key.code {
+                KeyCode::Enter if !tagged.is_empty() => {
+                    self.tagged.clear();
+                    Effect::SignalTagged {
+                        targets: tagged,
+                        sig: SIGNALS[cursor].0,
+                    }
+                }
                 KeyCode::Enter => Effect::Signal {
                     pid,
                     thread_of,
@@ -129,6 +147,7 @@ impl State {
                         thread_of,
                         name,
                         cursor,
+                        tagged,
                     };
                     Effect::Redraw
                 }
@@ -181,7 +200,18 @@ impl State {
             KeyCode::Up => self.move_by(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
             KeyCode::PageUp => self.move_by(-page),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.move_by(page),
+            KeyCode::PageDown => self.move_by(page),
+            // Space tags the task under the bar and moves down; U untags
+            // all (htop's keys).
+            KeyCode::Char(' ') => {
+                if let Some(id) = self.current().map(|r| r.id) {
+                    if !self.tagged.remove(&id) {
+                        self.tagged.insert(id);
+                    }
+                    self.move_by(1);
+                }
+            }
+            KeyCode::Char('U') => self.tagged.clear(),
             KeyCode::Home => self.select(0),
             KeyCode::End => self.select(usize::MAX),
             KeyCode::Char('q') | KeyCode::F(10) => return Effect::Quit,
@@ -198,7 +228,7 @@ impl State {
                 }
             }
             KeyCode::Char('o' | 'O') => self.prompt(PromptKind::FieldFilter, String::new()),
-            KeyCode::Char('u' | 'U') => self.prompt(PromptKind::User, String::new()),
+            KeyCode::Char('u') => self.prompt(PromptKind::User, String::new()),
             KeyCode::Char('d' | 's') => self.prompt(PromptKind::Delay, String::new()),
             KeyCode::Char('=') => {
                 self.filter.clear_runtime();
@@ -238,11 +268,26 @@ impl State {
             }
             KeyCode::Char('k') | KeyCode::F(9) => {
                 if let Some(r) = self.current() {
+                    // The tagged tasks still shown, if any: else the one
+                    // under the bar.
+                    let threads = self.threads;
+                    let tagged: Vec<(i32, Option<i32>)> = self
+                        .all
+                        .iter()
+                        .filter(|t| self.tagged.contains(&t.id))
+                        .map(|t| (t.id, if threads { t.tgid } else { None }))
+                        .collect();
+                    let name = if tagged.is_empty() {
+                        r.comm.clone()
+                    } else {
+                        format!("{} tagged", tagged.len())
+                    };
                     self.mode = Mode::Signal {
                         pid: r.id,
-                        thread_of: if self.threads { r.tgid } else { None },
-                        name: r.comm.clone(),
+                        thread_of: if threads { r.tgid } else { None },
+                        name,
                         cursor: 0,
+                        tagged,
                     };
                 }
             }
@@ -586,10 +631,22 @@ mod tests {
         assert_eq!((s.selected, s.offset), (Some(50), 40));
         press(&mut s, KeyCode::Home);
         assert_eq!(s.selected, Some(1));
-        press(&mut s, KeyCode::Char(' '));
+        press(&mut s, KeyCode::PageDown);
         assert_eq!(s.selected, Some(11));
         press(&mut s, KeyCode::PageUp);
         assert_eq!(s.selected, Some(1));
+        // Space tags and moves one down; U untags all.
+        press(&mut s, KeyCode::Char(' '));
+        assert_eq!(s.selected, Some(2));
+        assert!(s.tagged.contains(&1));
+        press(&mut s, KeyCode::Char(' '));
+        assert_eq!(s.tagged.len(), 2);
+        press(&mut s, KeyCode::Up);
+        press(&mut s, KeyCode::Char(' '));
+        assert!(!s.tagged.contains(&2) && s.tagged.contains(&1));
+        press(&mut s, KeyCode::Char('U'));
+        assert!(s.tagged.is_empty());
+        press(&mut s, KeyCode::Home);
         press(&mut s, KeyCode::Char('j'));
         assert_eq!(s.selected, Some(2));
         press(&mut s, KeyCode::Char('t'));

@@ -34,6 +34,9 @@ pub enum Mode {
         thread_of: Option<i32>,
         name: String,
         cursor: usize,
+        /// The tagged tasks (id, thread group in the thread view) the
+        /// signal goes to instead of `pid`, when any are tagged.
+        tagged: Vec<(i32, Option<i32>)>,
     },
     /// `y` or Enter renices, anything else cancels.
     ConfirmRenice {
@@ -88,6 +91,8 @@ pub struct State {
     pub per_cpu: bool,
     /// COMMAND shows the command line (`c` toggles the name).
     pub cmdline: bool,
+    /// Tasks tagged with Space (ids), as htop tags them for `k`.
+    pub tagged: std::collections::BTreeSet<i32>,
     pub shown: Shown,
     pub interval: Duration,
     /// The selection bar's row index in `rows`.
@@ -121,6 +126,7 @@ impl State {
             threads,
             per_cpu: false,
             cmdline: true,
+            tagged: std::collections::BTreeSet::new(),
             shown: Shown::default(),
             interval,
             cursor: 0,

@@ -311,6 +311,29 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
                     // Show what the signal did soon.
                     next = next.min(Instant::now() + FIRST_REFRESH);
                 }
+                Effect::SignalTagged { targets, sig } => {
+                    let results: Vec<String> = targets
+                        .iter()
+                        .map(|&(pid, thread_of)| top_actions::send_signal(pid, thread_of, sig))
+                        .collect();
+                    // Each outcome, failures first (one line: the first
+                    // failure and a count, or how many were signalled).
+                    let failed: Vec<&String> =
+                        results.iter().filter(|r| !r.starts_with("sent ")).collect();
+                    state.message = Some(match failed.first() {
+                        Some(first) => format!(
+                            "{first} ({} of {} tagged failed)",
+                            failed.len(),
+                            results.len()
+                        ),
+                        None => format!(
+                            "{} to {} tagged",
+                            results[0].split(" to ").next().unwrap_or("sent"),
+                            results.len()
+                        ),
+                    });
+                    next = next.min(Instant::now() + FIRST_REFRESH);
+                }
                 Effect::Renice { pid, to } => {
                     state.message = Some(renice(&mut pm, state.threads, pid, to));
                     next = next.min(Instant::now() + FIRST_REFRESH);

@@ -256,11 +256,17 @@ fn table(f: &mut Frame<'_>, state: &mut State, body: Rect) {
         .visible()
         .map(|(i, r)| {
             let row = Row::new(columns.iter().map(|c| c.cell(r)));
-            if i == selected {
-                row.style(Style::new().add_modifier(Modifier::REVERSED))
-            } else {
-                row
+            // A tagged row in bold yellow, as htop shows it.
+            let mut style = Style::new();
+            if state.tagged.contains(&r.id) {
+                style = style
+                    .fg(ratatui::style::Color::Yellow)
+                    .add_modifier(Modifier::BOLD);
             }
+            if i == selected {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            row.style(style)
         })
         .collect();
     let last = columns.len() - 1;

@@ -69,12 +69,12 @@ fn the_bar_scrolls_to_the_last_process_and_back() {
     );
     assert!(!shown.iter().any(|r| pid_of(r) == pids[59]), "{s}");
     wait_selected(&tmux, pids[0]);
-    // Down and j move one row; Space and PgDn a page; End the last.
+    // Down and j move one row; PgDn a page; End the last.
     tmux.keys("Down");
     wait_selected(&tmux, pids[1]);
     tmux.keys("j");
     wait_selected(&tmux, pids[2]);
-    tmux.keys("Space");
+    tmux.keys("PgDn");
     wait_selected(&tmux, pids[2 + shown.len()]);
     tmux.keys("End");
     wait_selected(&tmux, pids[59]);
@@ -475,24 +475,29 @@ fn search_and_filter_match_the_command_line_and_virt_shr_show_statm() {
     tmux.keys("Space");
     tmux.keys("Escape");
     tmux.wait_for("the key bar back", |s| bottom(s).starts_with("F1Help"));
-    let s = tmux.wait_for("VIRT and SHR", |s| {
-        s.lines()
-            .any(|l| l.split_whitespace().any(|w| w == "VIRT") && l.contains("SHR"))
-            && table_rows(s).is_none()
-    });
-    // The headings are no longer the default ones: find the cells by
-    // the headings line.
-    let lines: Vec<&str> = s.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.split_whitespace().any(|w| w == "VIRT"))
-        .unwrap();
-    let heads: Vec<&str> = lines[at].split_whitespace().collect();
-    let cells: Vec<&str> = lines[at + 1].split_whitespace().collect();
+    // The headings are no longer the default ones: the cells by the
+    // headings line, once a refresh has read statm (a number, not "?").
+    let cells_of = |s: &str| -> Option<Vec<(String, String)>> {
+        let lines: Vec<&str> = s.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.split_whitespace().any(|w| w == "VIRT"))?;
+        let heads = lines[at].split_whitespace().map(str::to_string);
+        let cells = lines.get(at + 1)?.split_whitespace().map(str::to_string);
+        let pairs: Vec<(String, String)> = heads.zip(cells).collect();
+        let ok = pairs
+            .iter()
+            .any(|(h, c)| h == "SHR" && c.parse::<u64>().is_ok());
+        ok.then_some(pairs)
+    };
+    let s = tmux.wait_for("VIRT and SHR read", |s| cells_of(s).is_some());
+    let pairs = cells_of(&s).unwrap();
     let cell = |h: &str| -> u64 {
-        cells[heads.iter().position(|x| *x == h).unwrap()]
-            .parse()
-            .unwrap()
+        pairs
+            .iter()
+            .find(|(x, _)| x == h)
+            .and_then(|(_, c)| c.parse().ok())
+            .unwrap_or_else(|| panic!("{h} in {pairs:?}"))
     };
     let (virt, shr) = statm_kib(a.id());
     assert_eq!(cell("VIRT"), virt, "{s}");
@@ -508,4 +513,57 @@ fn search_and_filter_match_the_command_line_and_virt_shr_show_statm() {
         let _ = c.kill();
         let _ = c.wait();
     }
+}
+
+#[test]
+fn space_tags_and_k_signals_the_tagged_processes() {
+    let (kids, list) = kids(3, b"tagme");
+    let pids: Vec<i32> = kids.iter().map(|k| k.0).collect();
+    let tmux = Tmux::new("tag");
+    tmux.start(&["top", "-d", "0.5", "-p", &list]);
+    tmux.wait_for("started", |s| {
+        started(s) && table_rows(s).is_some_and(|r| r.len() == 3)
+    });
+    tmux.keys("N");
+    tmux.wait_for("sorted by PID", |s| s.contains("sort PID "));
+    wait_selected(&tmux, pids[0]);
+    // Space tags and moves down: tag the first and the third.
+    tmux.keys("Space");
+    wait_selected(&tmux, pids[1]);
+    tmux.keys("Down");
+    wait_selected(&tmux, pids[2]);
+    tmux.keys("Space");
+    tmux.keys("k");
+    tmux.wait_for("the signal menu", |s| s.contains("(2 tagged)"));
+    tmux.keys("Down"); // SIGKILL
+    tmux.keys("Enter");
+    tmux.wait_for("the status line", |s| {
+        bottom(s) == "sent SIGKILL to 2 tagged"
+    });
+    let mut alive = Vec::new();
+    for (i, kid) in kids.into_iter().enumerate() {
+        if i == 1 {
+            // Untagged: alive (and killed by Named's drop at the end).
+            assert!(std::path::Path::new(&format!("/proc/{}", kid.0)).exists());
+            alive.push(kid);
+            continue;
+        }
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        let r = unsafe { libc::waitpid(kid.0, std::ptr::from_mut(&mut status), 0) };
+        assert_eq!(r, kid.0);
+        assert!(
+            libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL,
+            "{}: status {status:#x}",
+            kid.0
+        );
+        // Reaped: Named's drop must not kill a reused pid.
+        std::mem::forget(kid);
+    }
+    let s = tmux.wait_for("one row left", |s| {
+        table_rows(s).is_some_and(|r| r.len() == 1)
+    });
+    assert_eq!(table(&s)[0][0], alive[0].0.to_string(), "{s}");
+    tmux.keys("q");
+    assert_eq!(tmux.wait_exit(), "0");
 }
