@@ -13,12 +13,14 @@ mod cmdline;
 mod columns;
 mod host;
 mod output;
+mod report;
 mod tasks;
 mod top;
 mod top_actions;
 mod top_columns;
 mod top_input;
 mod top_model;
+mod top_row;
 mod top_state;
 mod top_ui;
 mod top_view;
@@ -36,6 +38,8 @@ use serde::Serialize;
 pub use args::{ArgsColumn, BackendArg, Cli, Cmd, Columns, Kthreads, PidArg, TaskListing};
 use columns::Reader;
 pub use output::{escape, OutputWriter, SCHEMA};
+pub use report::error_line;
+use report::warn;
 use tasks::TaskRows;
 
 /// The clap command, for completions and man pages.
@@ -58,90 +62,6 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
-}
-
-/// One line for an error.
-#[must_use]
-pub fn error_line(e: &anyhow::Error) -> String {
-    if let Some(PmError::TaskInfoUnsupported) = e.downcast_ref::<PmError>() {
-        return "this kernel's pidmap_info(2) does not serve task records; \
-                --backend auto reads the columns from /proc instead"
-            .into();
-    }
-    if let Some(PmError::SyscallUnavailable(s)) = e.downcast_ref::<PmError>() {
-        // The reason says what is missing; the line says it once.
-        return format!(
-            "the syscall backend cannot be used: {}; \
-             --backend auto or procfs reads /proc instead",
-            s.reason()
-        );
-    }
-    chain_line(e)
-}
-
-/// An error and its causes joined by `: `, as `{:#}` does, but leaving
-/// out a cause whose text the line already holds (an error that prints
-/// its source and also returns it from `source()` would say it twice).
-fn chain_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An error that both prints and returns its source.
-    #[derive(Debug)]
-    struct Wrapping(io::Error);
-
-    impl std::fmt::Display for Wrapping {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "opening /proc/self: {}", self.0)
-        }
-    }
-
-    impl std::error::Error for Wrapping {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            Some(&self.0)
-        }
-    }
-
-    #[test]
-    fn error_lines_say_each_cause_once() {
-        let e = anyhow::Error::new(Wrapping(io::Error::from_raw_os_error(libc::EMFILE)));
-        let line = error_line(&e);
-        assert_eq!(line.matches("Too many open files").count(), 1, "{line}");
-        assert!(
-            line.starts_with("opening /proc/self: Too many open files"),
-            "{line}"
-        );
-        // Distinct causes are all kept, outermost first.
-        let e = anyhow::Error::new(io::Error::from_raw_os_error(libc::ENOENT)).context("reading x");
-        assert_eq!(
-            error_line(&e),
-            format!("reading x: {}", io::Error::from_raw_os_error(libc::ENOENT))
-        );
-    }
-}
-
-/// Whether a warning was printed (`--strict` then exits 1).
-static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// A warning on stderr: something could not be listed or read.
-fn warn(msg: &str) {
-    WARNED.store(true, std::sync::atomic::Ordering::Relaxed);
-    eprintln!("pidmap: warning: {msg}");
 }
 
 fn open(cli: &Cli) -> Result<Pidmap> {
@@ -216,7 +136,7 @@ fn proc_root(cli: &Cli) -> PathBuf {
 /// failed write to `out`; [`exit_status`] gives its exit status.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
     let ok = run_command(cli, out)?;
-    Ok(ok && !(cli.strict && WARNED.load(std::sync::atomic::Ordering::Relaxed)))
+    Ok(ok && !(cli.strict && report::warned()))
 }
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {

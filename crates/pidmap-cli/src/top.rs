@@ -71,7 +71,7 @@ pub fn run(
         let now = Instant::now();
         let tids: Vec<i32> = infos.iter().map(|i| i.tid.as_raw()).collect();
         if let Some(w) = unlisted::left_out(&mut pm, &tids)?.warning() {
-            crate::warn(&format!("refresh {iteration}: {w}"));
+            crate::report::warn(&format!("refresh {iteration}: {w}"));
         }
         let counts = StateCounts::of(infos.iter().map(top_model::state_letter));
         infos.retain(keep);

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use crate::top_columns::{Column, Shown};
-use crate::top_model::{self, Filter, Order, TopRow};
+use crate::top_model::{self, Filter, Order};
+use crate::top_row::TopRow;
 
 /// What the keys do at the moment: the table, or an open screen, menu or
 /// prompt (Esc closes each without doing anything).
@@ -221,7 +222,7 @@ impl State {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::top_model::TopRow;
+    use crate::top_row::TopRow;
 
     pub(crate) fn rows(n: i32) -> Vec<TopRow> {
         (1..=n)

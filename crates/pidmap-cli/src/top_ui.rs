@@ -393,7 +393,7 @@ fn renice(pm: &mut Pidmap, threads: bool, pid: i32, to: i32) -> String {
         let mut ids = Vec::new();
         match pm.fill(Query::threads(Target::Pid(Pid::from_raw(pid))), &mut ids) {
             Ok(()) => tids = ids.into_iter().map(i32::from).collect(),
-            Err(e) => return format!("renice {pid}: {}", crate::error_line(&e.into())),
+            Err(e) => return format!("renice {pid}: {}", crate::report::error_line(&e.into())),
         }
     }
     top_actions::renice(pid, &tids, to)
