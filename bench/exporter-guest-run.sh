@@ -2,7 +2,8 @@
 # Host side of bench/exporter-guest.sh: builds pidmap-exporter static with
 # the series' syscalls and park-threads static, gathers Debian's
 # prometheus-process-exporter with the loader and libc it links (the guest
-# has no shared libraries), the config of exporter-vs-process-exporter.sh
+# has no shared libraries), the config of
+# crates/pidmap-exporter/bench/vs-process-exporter.sh
 # and the guest script into one directory, and boots the patched kernel on
 # the instruction clock with it at /add/exbench.
 #
