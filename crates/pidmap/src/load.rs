@@ -22,19 +22,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::error::{Error, ParseError, Result};
-
-/// Read `name` below `proc_root` and parse it.
-fn read_file<T>(
-    proc_root: &Path,
-    name: &str,
-    parse: impl FnOnce(&str) -> Result<T, ParseError>,
-) -> Result<T> {
-    let path = proc_root.join(name);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    parse(&text).map_err(|source| Error::Parse { path, source })
-}
+use crate::error::{ParseError, Result};
+use crate::system::read_file;
 
 /// The system load averages over 1, 5 and 15 minutes, and the
 /// scheduler's task counts, as `/proc/loadavg` gives them.

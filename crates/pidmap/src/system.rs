@@ -29,7 +29,7 @@ use crate::info::ticks;
 const PROC: &str = "/proc";
 
 /// Read `name` below `proc_root` and parse it.
-fn read_file<T>(
+pub(crate) fn read_file<T>(
     proc_root: &Path,
     name: &str,
     parse: impl FnOnce(&str) -> Result<T, ParseError>,
