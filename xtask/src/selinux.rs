@@ -21,7 +21,7 @@ use crate::paths::{workspace_root, xtask_dir};
 use crate::run::{run_quiet, step};
 use anyhow::{bail, Context, Result};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Where the guest finds the compiled policy (guest-tests/lsm.c loads it).
@@ -56,9 +56,30 @@ pub fn test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
     step(format!(
         "SELinux boot ({CMDLINE}): guest-tests/lsm.c under a two-domain policy"
     ));
-    crate::qemu::boot_suite_with_cmdline(kernel, args, &label, CMDLINE, 1, |stage: &Stage| {
-        stage.add_file(&policy, POLICY_IN_GUEST)?;
-        stage.set_env("PIDMAP_LSM", "selinux")?;
+    lsm_boot(
+        kernel,
+        args,
+        &label,
+        CMDLINE,
+        "selinux",
+        (&policy, POLICY_IN_GUEST),
+    )
+}
+
+/// Boots `kernel` with `cmdline` (an `lsm=` list), the compiled `policy`
+/// at its path in the guest, and guest-tests/lsm.c told which LSM
+/// enforces (`PIDMAP_LSM`); returns the suite's exit code.
+fn lsm_boot(
+    kernel: &Kernel,
+    args: &KernelArgs,
+    label: &str,
+    cmdline: &str,
+    lsm: &str,
+    (policy, policy_in_guest): (&Path, &str),
+) -> Result<i32> {
+    crate::qemu::boot_suite_with_cmdline(kernel, args, label, cmdline, 1, |stage: &Stage| {
+        stage.add_file(policy, policy_in_guest)?;
+        stage.set_env("PIDMAP_LSM", lsm)?;
         let tests = workspace_root().join("guest-tests");
         guest::compile_c(
             kernel.arch,
@@ -219,24 +240,13 @@ pub fn apparmor_test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
         "AppArmor boot ({APPARMOR_CMDLINE}): guest-tests/lsm.c under a profile that denies \
          the /proc files of even-numbered tasks"
     ));
-    crate::qemu::boot_suite_with_cmdline(
+    lsm_boot(
         kernel,
         args,
         &label,
         APPARMOR_CMDLINE,
-        1,
-        |stage: &Stage| {
-            stage.add_file(&policy, APPARMOR_POLICY_IN_GUEST)?;
-            stage.set_env("PIDMAP_LSM", "apparmor")?;
-            let tests = workspace_root().join("guest-tests");
-            guest::compile_c(
-                kernel.arch,
-                &tests.join("lsm.c"),
-                &stage.path("tests/c/lsm"),
-                Some(&tests.join("include")),
-                &kernel.headers(),
-            )
-        },
+        "apparmor",
+        (&policy, APPARMOR_POLICY_IN_GUEST),
     )
 }
 
