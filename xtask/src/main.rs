@@ -5,6 +5,7 @@
 //! command. Every subcommand lives in its own module; this file only parses
 //! the command line and dispatches.
 
+mod answered;
 mod arch;
 mod bench;
 mod bpf;

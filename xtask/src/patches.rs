@@ -291,11 +291,10 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
         let mut clean = total.contains(" 0 errors, 0 warnings");
         if !clean {
             let patch_text = std::fs::read_to_string(patch)?;
-            if let Some(sections) = path_changes_answered(&text, &patch_text, &patched)? {
-                step(format!(
-                    "{name}: FILE_PATH_CHANGES answered: MAINTAINERS already covers each new file ({})",
-                    sections.join("; ")
-                ));
+            if let Some(answers) = crate::answered::findings(&text, &patch_text, &patched)? {
+                for answer in answers {
+                    step(format!("{name}: {answer}"));
+                }
                 clean = true;
             }
         }
@@ -315,65 +314,6 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
         patches.len()
     ));
     Ok(())
-}
-
-/// The files a patch creates (`new file mode` after their `diff --git`).
-fn new_files(patch: &str) -> Vec<String> {
-    let mut files = Vec::new();
-    let mut current = None;
-    for line in patch.lines() {
-        if let Some(rest) = line.strip_prefix("diff --git a/") {
-            current = rest.split(" b/").next().map(str::to_string);
-        } else if line.starts_with("new file mode") {
-            if let Some(file) = current.take() {
-                files.push(file);
-            }
-        }
-    }
-    files
-}
-
-/// checkpatch's FILE_PATH_CHANGES warning asks whether MAINTAINERS needs
-/// updating because a patch adds a file. The answer is no when an existing
-/// section (not THE REST) already covers every file the patch adds, as
-/// `get_maintainer.pl --sections` in the patched tree says. Returns those
-/// sections when that is the only finding of checkpatch's `report`.
-fn path_changes_answered(report: &str, patch: &str, tree: &Path) -> Result<Option<Vec<String>>> {
-    let findings: Vec<&str> = report
-        .lines()
-        .filter(|l| l.starts_with("ERROR:") || l.starts_with("WARNING:") || l.starts_with("CHECK:"))
-        .collect();
-    if findings.is_empty()
-        || findings
-            .iter()
-            .any(|l| !l.starts_with("WARNING:FILE_PATH_CHANGES:"))
-    {
-        return Ok(None);
-    }
-    let mut sections = Vec::new();
-    for file in new_files(patch) {
-        let out = Command::new("perl")
-            .arg("scripts/get_maintainer.pl")
-            .args(["--sections", "-f", &file])
-            .current_dir(tree)
-            .output()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let section = text
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_end_matches(':')
-            .to_string();
-        if !out.status.success() || section.is_empty() || section == "THE REST" {
-            return Ok(None);
-        }
-        sections.push(format!("{file}: {section}"));
-    }
-    Ok(if sections.is_empty() {
-        None
-    } else {
-        Some(sections)
-    })
 }
 
 /// Builds the kernel for `arch` after each patch, so a bisect never lands on
