@@ -16,6 +16,7 @@ mod console;
 mod debian;
 mod deps;
 mod docs;
+mod figures;
 mod forkcost;
 mod guest;
 mod kernel;

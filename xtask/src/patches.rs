@@ -262,10 +262,13 @@ fn check_upstream_clean() -> Result<()> {
     crate::debian::check_series(&crate::paths::patches_dir(), &series()?)
 }
 
-/// Checks that the hunks are upstream-clean, then runs checkpatch on each
-/// patch and fails on any error or warning.
+/// Checks that the hunks are upstream-clean and that the cover letters'
+/// figures are BENCHMARKS.md's, then runs checkpatch on each patch and
+/// fails on any error or warning.
 pub fn check_series(args: &KernelArgs) -> Result<()> {
     check_upstream_clean()?;
+    crate::figures::check_cover_letters(&crate::paths::workspace_root())?;
+    step("cover letters: every figure is one BENCHMARKS.md gives");
     let tree = kernel::pristine_tree(args)?;
     let (patched, _lock) = kernel::patched_tree(args)?;
     let patches = series()?;
