@@ -84,6 +84,25 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
+//! Or let the crate pick the fields: a [`ProcessTable`] keeps the last
+//! snapshot of every process ([`Process`]: pid, parent, name, state,
+//! CPU %, memory, start time, user, threads, ...), refreshes it with one
+//! call, and computes CPU % from its previous refresh, as the sysinfo
+//! crate's `System::refresh_processes` does:
+//!
+//! ```
+//! use pidmap::{Pid, ProcessTable};
+//!
+//! let mut table = ProcessTable::new()?;
+//! table.refresh()?;
+//! std::thread::sleep(std::time::Duration::from_millis(20));
+//! table.refresh()?;
+//! let me = table.process(Pid::this_process()).expect("listed");
+//! println!("{} {:?} % CPU, {} bytes", me.name, me.cpu_percent, me.memory);
+//! assert!(table.processes().count() >= 1 && table.cpu_usage().is_some());
+//! # Ok::<(), pidmap::Error>(())
+//! ```
+//!
 //! One-off listings:
 //!
 //! ```
@@ -195,6 +214,8 @@ mod load;
 mod pid;
 mod pid_conversions;
 mod proc_root;
+mod process;
+mod process_table;
 mod query;
 mod raw_id;
 #[cfg(feature = "serde")]
@@ -216,6 +237,8 @@ pub use iter::{Fds, Pids};
 pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
 pub use load::{LoadAverage, Uptime};
 pub use pid::Pid;
+pub use process::Process;
+pub use process_table::ProcessTable;
 pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
