@@ -19,6 +19,7 @@ mod top;
 mod top_actions;
 mod top_columns;
 mod top_input;
+mod top_meters;
 mod top_model;
 mod top_row;
 mod top_state;

@@ -89,7 +89,7 @@ pub const HELP: &[(&str, &str)] = &[
         "choose the columns (Space or Enter shows or hides one)",
     ),
     ("H", "processes or threads"),
-    ("1", "one CPU meter per CPU"),
+    ("1", "a meter per CPU, as htop's bars"),
     (
         "k, F9",
         "kill: choose a signal for the tagged tasks, or else the selected one; Enter sends it",

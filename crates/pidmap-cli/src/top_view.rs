@@ -1,5 +1,5 @@
 //! How the interactive `pidmap top` draws a frame: the summary header
-//! as procps top prints it, a status line, the table with its selection
+//! as procps top prints it (after `1`, htop's CPU meters), a status line, the table with its selection
 //! bar, and a bottom line that holds a prompt, the last action's outcome
 //! or htop's function-key bar; menus and the help screen on top.
 
@@ -17,6 +17,7 @@ use crate::host::{format_uptime, Host};
 use crate::top_actions::SIGNALS;
 use crate::top_columns::Column;
 use crate::top_input::HELP;
+use crate::top_meters;
 use crate::top_model::StateCounts;
 use crate::top_state::{HitAreas, Mode, PromptKind, State};
 
@@ -47,7 +48,7 @@ fn cpu_line(label: &str, p: &CpuPercent) -> Line<'static> {
     ))
 }
 
-fn header(state: &State, s: &Summary) -> Vec<Line<'static>> {
+fn header(state: &State, s: &Summary, width: u16) -> Vec<Line<'static>> {
     let clock = clock::epoch_now().map_or_else(|| "?".into(), clock::clock_time);
     let Some(h) = &s.host else {
         return vec![Line::from(format!(
@@ -81,11 +82,7 @@ fn header(state: &State, s: &Summary) -> Vec<Line<'static>> {
         )),
     ];
     if state.per_cpu {
-        lines.extend(
-            s.cpus
-                .iter()
-                .map(|(n, p)| cpu_line(&format!("%Cpu{n:<3}"), p)),
-        );
+        lines.extend(top_meters::lines(&s.cpus, usize::from(width)));
     } else {
         lines.push(cpu_line("%Cpu(s)", &s.cpu));
     }
@@ -188,7 +185,7 @@ fn bottom(state: &State) -> Line<'static> {
 }
 
 pub fn draw(f: &mut Frame<'_>, state: &mut State, summary: &Summary) {
-    let header = header(state, summary);
+    let header = header(state, summary, f.area().width);
     let [top, body, foot] = Layout::vertical([
         Constraint::Length(u16::try_from(header.len() + 1).unwrap_or(u16::MAX)),
         Constraint::Min(0),
