@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../guest-tests/include/pidmap_uapi.h"
+#include "../guest-tests/include/pidmap_syscalls.h"
 #include "../guest-tests/include/thread_holder.h"
 
 #define PIDMAP_INFO_RECORDS 512		/* per call, as the crate reads them */
@@ -65,7 +65,7 @@ static const struct {
 	{ "top refresh", PIDMAP_INFO_ID | PIDMAP_INFO_PPID | PIDMAP_INFO_STATE |
 			 PIDMAP_INFO_CPUTIME | PIDMAP_INFO_START_TIME |
 			 PIDMAP_INFO_RSS | PIDMAP_INFO_COMM },
-	{ "all", PIDMAP_INFO_ALL_V3 },
+	{ "all", PIDMAP_INFO_ALL_FIELDS },
 };
 #define NR_MASKS (sizeof(masks) / sizeof(masks[0]))
 

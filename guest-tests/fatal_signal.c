@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "pidmap_test.h"
-#include "pidmap_uapi.h"
+#include "pidmap_syscalls.h"
 #include "thread_holder.h"
 
 #define HOLDER_THREADS 30000
@@ -41,7 +41,7 @@ static size_t nrecs;
 static long records_call(void)
 {
 	return pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, nrecs,
-				sizeof(recs[0]), PIDMAP_INFO_ALL_V3);
+				sizeof(recs[0]), PIDMAP_INFO_ALL_FIELDS);
 }
 
 static int dbl_cmp(const void *a, const void *b)

@@ -167,7 +167,7 @@ static long all_records(__u32 scope, int view_fd, struct pidmap_info *recs, size
 		if ((size_t)total >= cap)
 			pt_die("more than %zu records", cap);
 		n = pidmap_info_list(scope, 0, view_fd, 0, last, recs + total, cap - total,
-				     sizeof(*recs), PIDMAP_INFO_ALL_V3);
+				     sizeof(*recs), PIDMAP_INFO_ALL_FIELDS);
 		if (n < 0)
 			return -errno;
 		if (n == 0)
@@ -395,7 +395,7 @@ static void landlocked(pid_t floor)
 	n = pidmap_list(PIDMAP_SCOPE_PROCS, 0, view, 0, 0, ids, NREC);
 	CHECK(n > 0, "pidmap(2) through the kept /proc fd: %ld (%s)", n, strerror(errno));
 	n = pidmap_info_list(PIDMAP_SCOPE_PROCS, 0, view, 0, 0, recs, NREC, sizeof(*recs),
-			     PIDMAP_INFO_ALL_V3);
+			     PIDMAP_INFO_ALL_FIELDS);
 	CHECK(n == 0, "pidmap_info(2) through the kept /proc fd: %ld records, /proc opens none", n);
 	n = fdmap_list(pidfd, view, 0, fds, 64);
 	CHECK(n < 0 && errno == EACCES, "fdmap(2) through the kept /proc fd: %ld (%s)", n,
@@ -663,7 +663,7 @@ static long list_records(__u32 scope, int pidfd, int view, struct pt_ids *out, i
 {
 	static struct pidmap_info recs[NREC];
 	long n = pidmap_info_list(scope, pidfd, view, 0, 0, recs, NREC, sizeof(*recs),
-				  PIDMAP_INFO_ALL_V3);
+				  PIDMAP_INFO_ALL_FIELDS);
 
 	*err = n < 0 ? errno : 0;
 	if (n >= NREC)
@@ -955,7 +955,7 @@ static void selinux_quiet_listings(pid_t secret, pid_t floor)
 	n = pidmap_list(PIDMAP_SCOPE_TASKS, 0, -1, 0, 0, ids, NREC);
 	CHECK(n > 0, "pidmap(2) TASKS, default view: %ld (%s)", n, strerror(errno));
 	n = pidmap_info_list(PIDMAP_SCOPE_PROCS, 0, -1, 0, 0, recs, NREC, sizeof(*recs),
-			     PIDMAP_INFO_ALL_V3);
+			     PIDMAP_INFO_ALL_FIELDS);
 	CHECK(n > 0, "pidmap_info(2), default view: %ld (%s)", n, strerror(errno));
 }
 

@@ -22,7 +22,7 @@
  *   - the record tids equal the reference mount's readdir (PROCS: the
  *     mount's root; TASKS: every <mount>/PID/task), read before or after
  *     (kernel workers come and go: up to 20 tries);
- *   - every record has exactly the fields asked for (PIDMAP_INFO_ALL_V3);
+ *   - every record has exactly the fields asked for (PIDMAP_INFO_ALL_FIELDS);
  *   - every field equals <mount>/PID/stat (PROCS: the group's CPU time)
  *     or <mount>/PID/task/TID/stat (TASKS), status and statm, read just
  *     before and just after the call: tgid (Tgid:), ppid (4), state (3),
@@ -213,7 +213,7 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 	__u64 bad = 0;
 	size_t i;
 
-	if (r->mask != PIDMAP_INFO_ALL_V3)
+	if (r->mask != PIDMAP_INFO_ALL_FIELDS)
 		bad |= 1ULL << 62;
 	for (i = 0; i < sizeof(r->__spare); i++)
 		if (r->__spare[i])
@@ -294,7 +294,7 @@ static int list_records(__u32 scope, struct recs *out)
 			out->cap = cap;
 		}
 		n = pidmap_info_list(scope, 0, 0, 0, last, out->v + out->n, CHUNK,
-				     sizeof(struct pidmap_info), PIDMAP_INFO_ALL_V3);
+				     sizeof(struct pidmap_info), PIDMAP_INFO_ALL_FIELDS);
 		sh->calls++;
 		if (n < 0)
 			return errno;
@@ -350,7 +350,7 @@ static int recheck(const char *what, __u32 scope, const char *mount, int tid, in
 	if (read_task(mount, tid, scope == PIDMAP_SCOPE_PROCS, &b))
 		return -1;
 	n = pidmap_info_list(scope, 0, 0, 0, (__u64)tid - 1, &r, 1, sizeof(r),
-			     PIDMAP_INFO_ALL_V3);
+			     PIDMAP_INFO_ALL_FIELDS);
 	sh->calls++;
 	if (read_task(mount, tid, scope == PIDMAP_SCOPE_PROCS, &a))
 		return -1;
@@ -490,7 +490,7 @@ static void targets(const char *caller, int is_root)
 			if (k)
 				usleep(50000);
 			n = pidmap_info_list(PIDMAP_SCOPE_THREADS, fd, 0, 0, 0, r, 8, sizeof(r[0]),
-					     PIDMAP_INFO_ALL_V3);
+					     PIDMAP_INFO_ALL_FIELDS);
 			for (idle = 0, i = 0; n > 0 && i < (size_t)n; i++)
 				idle += r[i].policy == SCHED_IDLE;
 		}

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "pidmap_test.h"
-#include "pidmap_uapi.h"
+#include "pidmap_syscalls.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL

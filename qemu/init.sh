@@ -47,7 +47,7 @@ run_test() {
 	# 20,000 children and lock_stat phases: minutes on the debug kernel.
 	[ "$name" = c/lockstat ] && limit=900
 	# 240,000 hostile calls: 160 s on the plain kernel, 234 s on the debug one.
-	[ "$name" = c/v3fuzz ] && limit=600
+	[ "$name" = c/adversary_fuzz ] && limit=600
 	timeout "$limit" "$@"
 	rc=$?
 	secs=$(( $(cut -d. -f1 /proc/uptime) - start ))

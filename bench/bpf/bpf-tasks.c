@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * bpf-tasks: the BPF side of the "why not a BPF iterator" comparison
- * (issue 33): loads task_record.bpf.c and checks what it gives against
+ * bpf-tasks: the BPF side of the "why not a BPF iterator" comparison:
+ * loads task_record.bpf.c and checks what it gives against
  * /proc, the reference ps(1) reads.
  *
  *   bpf-tasks check [--syscall]
@@ -49,36 +49,15 @@
 
 #include <linux/capability.h>
 
-#include "../../guest-tests/include/pidmap_uapi.h"
+#include "../../guest-tests/include/pidmap_syscalls.h"
 #include "task_bpf.h"
 #include "proc_task.h"
 
-/* The records are pidmap_info(2)'s, byte for byte. */
-#define SAME_FIELD(f)                                                                  \
-	_Static_assert(offsetof(struct task_record, f) == offsetof(struct pidmap_info, f) && \
-			       sizeof(((struct task_record *)0)->f) ==                        \
-				       sizeof(((struct pidmap_info *)0)->f),                  \
-		       "task_record." #f " is not pidmap_info." #f)
-SAME_FIELD(mask);
-SAME_FIELD(supported_mask);
-SAME_FIELD(pidfs_id);
-SAME_FIELD(tid);
-SAME_FIELD(tgid);
-SAME_FIELD(ppid);
-SAME_FIELD(ruid);
-SAME_FIELD(euid);
-SAME_FIELD(nice);
-SAME_FIELD(priority);
-SAME_FIELD(policy);
-SAME_FIELD(num_threads);
-SAME_FIELD(task_flags);
-SAME_FIELD(utime);
-SAME_FIELD(stime);
-SAME_FIELD(start_time);
-SAME_FIELD(rss_pages);
-SAME_FIELD(state);
-SAME_FIELD(comm);
-_Static_assert(sizeof(struct task_record) == PIDMAP_INFO_SIZE_VER0, "168 bytes");
+/*
+ * The records are pidmap_info(2)'s, byte for byte: a struct task_record is
+ * a struct pidmap_info here, and the BPF side's is the same header's
+ * (task_record.h).
+ */
 
 #define MAX_TASKS 65536
 
@@ -450,7 +429,7 @@ static long info_list(struct task_record *out, long cap, bool procfs_view)
 	for (;;) {
 		long r = pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, procfs_view ? view : 0, 0, last,
 					  out + n, (size_t)(cap - n > 512 ? 512 : cap - n),
-					  PIDMAP_INFO_SIZE_VER0, PIDMAP_INFO_ALL_V3);
+					  PIDMAP_INFO_SIZE_VER0, PIDMAP_INFO_ALL_FIELDS);
 
 		if (r < 0) {
 			int err = errno;

@@ -48,12 +48,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define PF_USER_WORKER 0x00004000
 #define PF_KTHREAD 0x00200000
 
-/* The uapi's PIDMAP_TASK_* bits. */
-#define PIDMAP_TASK_KTHREAD (1U << 0)
-#define PIDMAP_TASK_USER_WORKER (1U << 1)
-#define PIDMAP_TASK_EXITING (1U << 2)
-#define PIDMAP_TASK_FORKNOEXEC (1U << 3)
-
 /*
  * CO-RE flavours: the rss counters are a struct percpu_counter array since
  * 6.2, atomics in a struct mm_rss_stat before; pidfs ids live in struct

@@ -2,44 +2,49 @@
 /*
  * task_record.h: the record the BPF programs of bench/bpf/ write per task,
  * shared by the BPF side (which gets its types from vmlinux.h) and the
- * loader. Its layout is pidmap_info(2)'s 168-byte struct pidmap_info
- * (guest-tests/include/pidmap_uapi.h), field for field: the loader checks
- * every offset against it at compile time. It has a name of its own
- * because the patched kernel's BTF, and so its vmlinux.h, already holds a
- * struct pidmap_info.
+ * loader: pidmap_info(2)'s 168-byte struct pidmap_info, from the series'
+ * uapi header (<linux/pidmap.h> in crates/pidmap/abi/, on the include path
+ * of both compilers), so the two sides and the call cannot disagree.
+ *
+ * In the loader a struct task_record is a struct pidmap_info. The BPF side
+ * cannot use that name: the patched kernel's BTF, and so its vmlinux.h,
+ * already holds a struct pidmap_info and a struct pidmap_req. So there the
+ * header is included with its two structs renamed (task_record and
+ * task_record_req) by the preprocessor, and without its own
+ * <linux/types.h>, whose __u64 and friends vmlinux.h already defines (and
+ * whose <asm/types.h> a -target bpf compiler does not find).
  */
 #ifndef TASK_RECORD_H
 #define TASK_RECORD_H
+
+#ifdef __bpf__
+#ifndef _LINUX_TYPES_H
+#define _LINUX_TYPES_H
+#define TASK_RECORD_KEEP_OUT_TYPES
+#endif
+#define pidmap_info task_record
+#define pidmap_req task_record_req
+#include <linux/pidmap.h>
+#undef pidmap_info
+#undef pidmap_req
+#ifdef TASK_RECORD_KEEP_OUT_TYPES
+#undef _LINUX_TYPES_H
+#undef TASK_RECORD_KEEP_OUT_TYPES
+#endif
+#else
+#include <linux/pidmap.h>
+#define task_record pidmap_info
+#endif
+
+/* What the BPF target makes of the header is what the call writes. */
+_Static_assert(sizeof(struct task_record) == PIDMAP_INFO_SIZE_VER0, "struct pidmap_info");
 
 /* The most records the BPF_PROG_TYPE_SYSCALL program fills per run: its
  * array is one .bss map value, which must stay below KMALLOC_MAX_SIZE
  * (4 MiB): 20,000 x 168 bytes is 3.2 MiB. */
 #define TASK_RECORD_MAX 20000
 
-/* The pidmap_info(2) mask bits the programs fill: every v3 field. */
-#define TASK_RECORD_MASK 0x7ffULL
-
-struct task_record {
-	__u64 mask;
-	__u64 supported_mask;
-	__u64 pidfs_id;
-	__u32 tid;
-	__u32 tgid;
-	__u32 ppid;
-	__u32 ruid;
-	__u32 euid;
-	__s32 nice;
-	__s32 priority;
-	__u32 policy;
-	__u32 num_threads;
-	__u32 task_flags;
-	__u64 utime;
-	__u64 stime;
-	__u64 start_time;
-	__u64 rss_pages;
-	__u8 state;
-	__u8 __spare[7];
-	char comm[64];
-};
+/* The pidmap_info(2) mask bits the programs fill: every field. */
+#define TASK_RECORD_MASK ((PIDMAP_INFO_TASK_FLAGS << 1) - 1)
 
 #endif /* TASK_RECORD_H */

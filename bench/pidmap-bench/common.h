@@ -61,13 +61,12 @@
 #endif
 
 /*
- * The series' uapi (<linux/pidmap.h>, <linux/fdmap.h>, or its own copy
- * of them for headers without the series; PIDFD_SELF_*, which live in the
- * <linux/fcntl.h> kept out above) and the raw calls, shared with the
- * guest tests; relative to this file, so the bench still builds with one
- * gcc command.
+ * The raw calls, shared with the guest tests (relative to this file), and
+ * through them the series' uapi: <linux/pidmap.h> and <linux/fdmap.h>
+ * from crates/pidmap/abi/, which xtask puts on the include path, and
+ * PIDFD_SELF_*, which live in the <linux/fcntl.h> kept out above.
  */
-#include "../../guest-tests/include/pidmap_uapi.h"
+#include "../../guest-tests/include/pidmap_syscalls.h"
 #include "../../guest-tests/include/thread_holder.h"
 
 /*

@@ -2,10 +2,10 @@
 /*
  * Shared helpers for the pidmap/fdmap guest reliability programs.
  *
- * The programs are built by `cargo xtask` against the patched uapi headers,
- * but must also build on a plain host (where <linux/pidmap.h> does not
- * exist), so every ABI constant has a fallback (pidmap_uapi.h).  They
- * speak the v3 ABI (kernel-patches/pidmap, kernel-patches/fdmap) only.
+ * The programs are built by `cargo xtask` against the series' uapi headers
+ * (crates/pidmap/abi/, on the include path), so they also build against
+ * the headers of a kernel without the series; the raw calls are in
+ * pidmap_syscalls.h.
  *
  * Everything here is static inline / static: each test is one .c file.
  */
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pidmap_uapi.h"
+#include "pidmap_syscalls.h"
 #include "proc_field.h"
 
 /* kselftest exit codes: the runner treats anything but 0 as a failure. */
@@ -159,7 +159,7 @@ static __attribute__((unused)) void pt_require_syscalls(void)
 			pidmap_req_init(&pr, PIDMAP_SCOPE_PROCS, 0, 0, 0, 0);
 			if (k == 1) {
 				pr.info_size = sizeof(struct pidmap_info);
-				pr.info_mask = PIDMAP_INFO_ALL_V3;
+				pr.info_mask = PIDMAP_INFO_ALL_FIELDS;
 			}
 			memset(&fr, 0, sizeof(fr));
 			fr.size = sizeof(fr);
@@ -383,7 +383,7 @@ static inline const char *pt_scope_name(__u32 scope)
  * cursor, which is also what makes duplicates across calls impossible; any
  * violation is counted (a repeat as a dup, a step back as an order error)
  * rather than aborting, so a stress run reports totals.  Records must have
- * exactly the fields asked for (every field: PIDMAP_INFO_ALL_V3, whatever
+ * exactly the fields asked for (every field: PIDMAP_INFO_ALL_FIELDS, whatever
  * the task), a tgid and a pidfs id.
  * Returns 0, the errno of the failing call, or EDEADLK when a call returned
  * ids but none of them advanced the cursor (the loop could not terminate).
@@ -409,7 +409,7 @@ static __attribute__((unused)) int pt_enumerate_view(enum pt_kind kind, int view
 		switch (kind) {
 		case PT_PIDMAP_INFO:
 			r = pidmap_info_list(scope, pidfd, view_fd, filter, cursor, recs, chunk,
-					     sizeof(recs[0]), PIDMAP_INFO_ALL_V3);
+					     sizeof(recs[0]), PIDMAP_INFO_ALL_FIELDS);
 			break;
 		case PT_FDMAP:
 			r = fdmap_list(pidfd, view_fd, (__u32)cursor, fds, chunk);
@@ -433,7 +433,7 @@ static __attribute__((unused)) int pt_enumerate_view(enum pt_kind kind, int view
 			if (kind == PT_PIDMAP_INFO) {
 				x = recs[i].tid;
 				st->records++;
-				if (recs[i].mask != PIDMAP_INFO_ALL_V3 || recs[i].tgid <= 0 ||
+				if (recs[i].mask != PIDMAP_INFO_ALL_FIELDS || recs[i].tgid <= 0 ||
 				    !recs[i].pidfs_id)
 					st->badrec++;
 			} else {

@@ -157,7 +157,7 @@ static void counts(void)
 	}
 	for (k = 0; k < sizeof(over) / sizeof(over[0]); k++)
 		EXPECT_ERR(EOVERFLOW, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, &rec,
-						       over[k], sizeof(rec), PIDMAP_INFO_ALL_V3));
+						       over[k], sizeof(rec), PIDMAP_INFO_ALL_FIELDS));
 	free(buf);
 	free(ref);
 }
@@ -265,10 +265,10 @@ static void info_records(void)
 	for (t = 0; t < 20; t++) {
 		n = pidmap_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, ids, SLOTS);
 		r = pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, SLOTS, size,
-				     PIDMAP_INFO_ALL_V3);
+				     PIDMAP_INFO_ALL_FIELDS);
 		if (r == n) {
 			for (i = 0; i < (size_t)n && (__u32)recs[i].tid == ids[i] &&
-				    recs[i].mask == PIDMAP_INFO_ALL_V3; i++)
+				    recs[i].mask == PIDMAP_INFO_ALL_FIELDS; i++)
 				;
 			if (i == (size_t)n)
 				break;
@@ -281,13 +281,13 @@ static void info_records(void)
 	pidfd = pt_pidfd(getpid(), 0);
 	rss_before = proc_field("/proc/self/status", "VmRSS");
 	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, &self, 1, size,
-			     PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK);
+			     PIDMAP_INFO_ALL_FIELDS | PIDMAP_INFO_SUPPORTED_MASK);
 	check(r == 1, "THREADS(self) record: %ld (%s)", r, pt_errname(errno));
 	rss_after = proc_field("/proc/self/status", "VmRSS");
 	if (r == 1 && !self_stat(&state, f) && !fstat(pidfd, &st)) {
 		/* ppid 4, priority 18, nice 19, threads 20, start_time 22, policy 41 */
-		check(self.mask == (PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK) &&
-		      self.supported_mask == (PIDMAP_INFO_ALL_V3 | PIDMAP_INFO_SUPPORTED_MASK),
+		check(self.mask == (PIDMAP_INFO_ALL_FIELDS | PIDMAP_INFO_SUPPORTED_MASK) &&
+		      self.supported_mask == (PIDMAP_INFO_ALL_FIELDS | PIDMAP_INFO_SUPPORTED_MASK),
 		      "own record: mask %#llx supported %#llx", (unsigned long long)self.mask,
 		      (unsigned long long)self.supported_mask);
 		check((pid_t)self.tid == getpid() && (pid_t)self.tgid == getpid() &&

@@ -14,8 +14,8 @@
 //! field, plus `<ratio>_min`, `<ratio>_max` for every ratio and `boots`}}`.
 //!
 //! The program speaks the series' ABI (`pidmap(2)`, `pidmap_info(2)`,
-//! `fdmap(2)`, through `guest-tests/include/pidmap_uapi.h`, so it also
-//! builds against the unpatched kernel's headers); it probes the calls at
+//! `fdmap(2)`, with the series' uapi headers from `crates/pidmap/abi/`, so
+//! it also builds against the unpatched kernel's headers); it probes the calls at
 //! run time and times the /proc side alone where they are missing.
 //!
 //! The refresh cases (a top-style refresh of every task's stat fields) time

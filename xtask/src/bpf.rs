@@ -24,6 +24,7 @@
 //! has a `pidmap_info` column (over 100 processes of 100 tasks, spawned
 //! for it). Never run by CI.
 
+use crate::abi;
 use crate::deps;
 use crate::guest;
 use crate::kernel;
@@ -97,7 +98,9 @@ pub fn build_program(btf: &Path, out: &Path) -> Result<BpfBuild> {
         .arg("-I")
         .arg(out)
         .arg("-I")
-        .arg(bpf_dir());
+        .arg(bpf_dir())
+        .arg("-I")
+        .arg(abi::dir());
     if syscall_prog {
         clang.arg("-DTASK_RECORD_SYSCALL_PROG");
     }
@@ -138,7 +141,9 @@ pub fn compile_loader(
         .arg("-I")
         .arg(&build.include)
         .arg("-I")
-        .arg(bpf_dir());
+        .arg(bpf_dir())
+        .arg("-I")
+        .arg(abi::dir());
     if let Some(dir) = headers {
         cc.arg("-isystem").arg(dir);
     }

@@ -227,7 +227,7 @@ fn procps_patches() -> Result<Vec<PathBuf>> {
 /// target/xtask/clients/<name>/; rebuilt only when the tarball, the
 /// patches, the uapi header or the configuration changed.
 fn build(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf> {
-    let header = workspace_root().join("crates/pidmap/abi/pidmap.h");
+    let header = crate::abi::dir().join("linux/pidmap.h");
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     PROCPS_TARBALL.hash(&mut hasher);
     CONFIGURE.hash(&mut hasher);

@@ -1,6 +1,7 @@
 //! What goes into the guest: static test programs, busybox, our /init, and
 //! the newc initramfs that carries them.
 
+use crate::abi;
 use crate::arch::Arch;
 use crate::busybox;
 use crate::kernel::{Flavor, Kernel};
@@ -179,7 +180,7 @@ pub fn base(stage: &Stage, kernel: &Kernel, mode: &Mode) -> Result<()> {
 /// How every guest C program is compiled: static, so the guest needs no shared libraries.
 const C_FLAGS: [&str; 6] = ["-static", "-O2", "-g", "-Wall", "-Wextra", "-pthread"];
 
-/// Compiles one C program static for `arch`, against the kernel's uapi headers.
+/// Compiles one C program static for `arch`, as [`compile_c_files`].
 pub fn compile_c(
     arch: Arch,
     src: &Path,
@@ -191,7 +192,8 @@ pub fn compile_c(
 }
 
 /// Compiles the C program made of `srcs` static for `arch`, against the
-/// kernel's uapi headers, in one compiler call.
+/// series' uapi headers (crates/pidmap/abi, first) and the kernel's, in
+/// one compiler call.
 pub fn compile_c_files(
     arch: Arch,
     srcs: &[PathBuf],
@@ -208,7 +210,9 @@ pub fn compile_c_files(
     if let Some(dir) = include {
         cmd.arg("-I").arg(dir);
     }
-    cmd.arg("-isystem")
+    cmd.arg("-I")
+        .arg(abi::dir())
+        .arg("-isystem")
         .arg(headers)
         .arg("-o")
         .arg(out)
@@ -295,6 +299,8 @@ pub fn add_c32_programs(stage: &Stage, dir: &Path, dest: &str, headers: &Path) -
         let name = src.file_stem().unwrap_or_default().to_string_lossy();
         let mut cmd = Command::new("i686-linux-gnu-gcc");
         cmd.args(C_FLAGS)
+            .arg("-I")
+            .arg(abi::dir())
             .arg("-isystem")
             .arg(headers)
             .arg("-o")

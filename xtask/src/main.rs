@@ -5,6 +5,7 @@
 //! command. Every subcommand lives in its own module; this file only parses
 //! the command line and dispatches.
 
+mod abi;
 mod answered;
 mod arch;
 mod bench;
@@ -79,6 +80,10 @@ enum Command {
     /// --host-test, --guest-test, --bench: the identity tests and the
     /// measurements.
     Clients(clients::ClientsArgs),
+    /// Write the series' uapi headers and syscall-table lines into
+    /// crates/pidmap/abi, the one copy the crate, the guest tests and the
+    /// bench build against; `--check` only compares.
+    Abi(abi::AbiArgs),
     /// Everything CI runs: fmt, clippy, cargo test, and the QEMU suites.
     TestAll(ci::TestAllArgs),
     /// Generate the CLI's man page and shell completions into target/dist.
@@ -114,6 +119,7 @@ fn main() {
         Command::BpfHost(args) => bpf::run_host(&args).map(|()| 0),
         Command::BpfGuest(args) => bpf::run_guest(&args).map(|()| 0),
         Command::Clients(args) => clients::run_clients(&args).map(|()| 0),
+        Command::Abi(args) => abi::run(&args).map(|()| 0),
         Command::TestAll(args) => ci::test_all(&args).map(|()| 0),
         Command::Docs => docs::generate().map(|()| 0),
         Command::ModuleGraph { src } => modgraph::run(src.as_deref()).map(|()| 0),

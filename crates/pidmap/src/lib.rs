@@ -197,8 +197,6 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("pidmap lists Linux processes: it builds only for target_os = \"linux\"");
 
-#[cfg(test)]
-mod abi_sources;
 mod backend;
 mod cpu;
 mod cpu_fields;

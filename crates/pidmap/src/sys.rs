@@ -544,171 +544,96 @@ unsafe fn raw_flags(
 
 #[cfg(test)]
 mod tests {
-    //! The numbers, constants and struct layouts above against the uapi
-    //! headers. The crate carries a copy of the headers (abi/pidmap.h,
-    //! abi/fdmap.h) and of the series' syscall-table lines
-    //! (abi/syscall-numbers.tbl), checked here always. In the repository,
-    //! those copies are also checked against the series: the headers from
-    //! the `+` lines of the patches in kernel-patches/ that touch
-    //! include/uapi/linux/{pidmap,fdmap}.h, and the table lines the
-    //! patches add. See `crate::abi_sources`.
+    //! The numbers, constants and struct layouts above against the ABI
+    //! folder the crate packages (abi/: the series' uapi headers and its
+    //! syscall-table lines, written from the series by `cargo xtask abi`,
+    //! which checks that they still are). The layouts are not parsed here:
+    //! gcc compiles a small program against the headers that prints what C
+    //! makes of them.
     use super::*;
-    use crate::abi_sources;
     use std::collections::BTreeMap;
     use std::mem::{align_of, offset_of};
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
 
-    const CHECKED_IN_HEADER: &str = include_str!("../abi/pidmap.h");
-    const CHECKED_IN_FDMAP_HEADER: &str = include_str!("../abi/fdmap.h");
     const CHECKED_IN_NUMBERS: &str = include_str!("../abi/syscall-numbers.tbl");
 
-    /// The repository's sources, or a note that the packaged crate has
-    /// none.
-    fn repo(test: &str) -> Option<abi_sources::Sources> {
-        let s = abi_sources::from_repo();
-        if s.is_none() {
-            eprintln!(
-                "note: skipping {test}: no kernel-patches/ around the crate \
-                 (a packaged crate checks its abi/ copies only)"
-            );
-        }
-        s
+    /// The folder `-I` takes: `<linux/pidmap.h>` and `<linux/fdmap.h>`.
+    fn abi_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("abi")
     }
 
-    /// A C integer literal (`0x800u`, `96`, `1ULL`).
-    fn literal(v: &str) -> Option<u64> {
-        let v = v.trim().trim_end_matches(['u', 'U', 'l', 'L']);
-        match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-            Some(hex) => u64::from_str_radix(hex, 16).ok(),
-            None => v.parse().ok(),
-        }
-    }
+    /// One field of one of our structs: its C struct, its C name, its
+    /// offset and size here, whether it is signed here, whether it is an
+    /// array (whose element signedness is not compared: `char` has none
+    /// of its own).
+    type Field = (&'static str, &'static str, usize, usize, bool, bool);
 
-    /// `#define NAME VALUE` lines: a literal, or `(A << B)` of literals.
-    fn defines(header: &str) -> BTreeMap<String, u64> {
-        let mut out = BTreeMap::new();
-        for line in header.lines() {
-            let line = line.split("/*").next().unwrap_or("");
-            let mut words = line.split_whitespace();
-            if words.next() != Some("#define") {
-                continue;
-            }
-            let Some(name) = words.next() else {
-                continue;
-            };
-            let value: String = words.collect::<Vec<_>>().join(" ");
-            let value = value.trim().trim_start_matches('(').trim_end_matches(')');
-            let parsed = match value.split_once("<<") {
-                Some((a, b)) => literal(a).zip(literal(b)).map(|(a, b)| a << b),
-                None => literal(value),
-            };
-            if let Some(n) = parsed {
-                out.insert(name.to_string(), n);
-            }
-        }
-        out
-    }
-
-    /// The fields of the last `struct NAME { ... };`, in order, as (type,
-    /// name, array length).
-    fn fields(header: &str, name: &str) -> Vec<(String, String, usize)> {
-        let open = format!("struct {name} {{");
-        let start = header.rfind(&open).unwrap_or_else(|| panic!("no {open}"));
-        let body = &header[start + open.len()..];
-        let body = &body[..body.find("};").expect("end of struct")];
-        // Drop comments, then split declarations on ';'.
-        let mut text = String::new();
-        let mut rest = body;
-        while let Some(i) = rest.find("/*") {
-            text.push_str(&rest[..i]);
-            rest = &rest[i + rest[i..].find("*/").expect("comment end") + 2..];
-        }
-        text.push_str(rest);
-        text.split(';')
-            .filter_map(|decl| {
-                let mut w = decl.split_whitespace();
-                let ty = w.next()?.to_string();
-                let declarator = w.next()?;
-                let (field, len) = match declarator.split_once('[') {
-                    Some((f, n)) => (f, n.trim_end_matches(']').parse().expect("array length")),
-                    None => (declarator, 1),
-                };
-                Some((ty, field.to_string(), len))
-            })
-            .collect()
-    }
-
-    /// (name, offset, size, signed) of each field, with C's natural
-    /// alignment, and the struct's size.
-    fn layout(
-        header: &str,
-        name: &str,
-        source: &str,
-    ) -> (Vec<(String, usize, usize, bool)>, usize) {
-        let mut off: usize = 0;
-        let mut align_max: usize = 1;
-        let mut out = Vec::new();
-        for (ty, field, len) in fields(header, name) {
-            let (size, signed) = match ty.as_str() {
-                "__u8" | "char" => (1, false),
-                "__u32" => (4, false),
-                "__s32" => (4, true),
-                "__u64" => (8, false),
-                "__s64" => (8, true),
-                other => panic!("{source}: unexpected field type {other}"),
-            };
-            off = off.next_multiple_of(size);
-            align_max = align_max.max(size);
-            out.push((field, off, size * len, signed));
-            off += size * len;
-        }
-        (out, off.next_multiple_of(align_max))
-    }
-
-    /// Our struct's fields as (name, offset, size, signed).
-    type Ours = [(&'static str, usize, usize, bool)];
-
-    fn same_layout(header: &str, name: &str, ours: &Ours, size: usize, source: &str) {
-        let (theirs, their_size) = layout(header, name, source);
-        let theirs: Vec<(&str, usize, usize, bool)> = theirs
-            .iter()
-            .map(|(f, o, s, g)| (f.as_str(), *o, *s, *g))
-            .collect();
-        assert_eq!(theirs, ours, "{source}: struct {name}");
-        assert_eq!(their_size, size, "{source}: sizeof(struct {name})");
-    }
-
-    macro_rules! ours {
-        ($ty:ty: $($field:ident $cname:literal $size:literal $signed:literal),* $(,)?) => {
-            [$(($cname, offset_of!($ty, $field), $size, $signed)),*]
+    macro_rules! fields {
+        ($ty:ty, $cstruct:literal: $($field:ident $cname:literal $signed:literal $array:literal),* $(,)?) => {
+            [$((
+                $cstruct,
+                $cname,
+                offset_of!($ty, $field),
+                std::mem::size_of_val(&<$ty>::default().$field),
+                $signed,
+                $array,
+            )),*]
         };
     }
 
-    /// Every define of `d` is in `want`, with our value, and no other.
-    fn same_defines(d: &BTreeMap<String, u64>, want: &[(&str, u64)], source: &str) {
-        for (name, ours) in want {
-            assert_eq!(d.get(*name), Some(ours), "{source}: {name}");
-        }
-        // Every define is one we know (a new one must be looked at here
-        // first).
-        let known: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
-        for name in d.keys() {
-            assert!(
-                known.contains(&name.as_str()),
-                "{source}: unknown define {name}"
-            );
-        }
+    /// Every field of our three structs, in order.
+    fn our_fields() -> Vec<Field> {
+        let mut v = Vec::new();
+        v.extend(fields!(PidmapReq, "pidmap_req":
+            size "size" false false, scope "scope" false false,
+            last_id "last_id" false false, pidfd "pidfd" true false,
+            procfs_fd "procfs_fd" true false, filter "filter" false false,
+            info_size "info_size" false false, info_mask "info_mask" false false,
+            pidns_fd "pidns_fd" true false, reserved "__reserved" false false,
+        ));
+        v.extend(fields!(PidmapInfo, "pidmap_info":
+            mask "mask" false false, supported_mask "supported_mask" false false,
+            pidfs_id "pidfs_id" false false, tid "tid" false false,
+            tgid "tgid" false false, ppid "ppid" false false,
+            ruid "ruid" false false, euid "euid" false false,
+            nice "nice" true false, priority "priority" true false,
+            policy "policy" false false, num_threads "num_threads" false false,
+            task_flags "task_flags" false false, utime "utime" false false,
+            stime "stime" false false, start_time "start_time" false false,
+            rss_pages "rss_pages" false false, state "state" false false,
+            spare "__spare" false true, comm "comm" false true,
+        ));
+        v.extend(fields!(FdmapReq, "fdmap_req":
+            size "size" false false, pidfd "pidfd" true false,
+            first_fd "first_fd" false false, view "view" false false,
+            procfs_fd "procfs_fd" true false, pidns_fd "pidns_fd" true false,
+        ));
+        v
     }
 
-    /// pidmap.h against this module.
-    fn check(header: &str, source: &str) {
-        assert!(
-            header.contains("struct pidmap_req") && header.contains("struct pidmap_info"),
-            "{source}: no uapi header of the series found (struct pidmap_req or pidmap_info missing)"
-        );
-        let d = defines(header);
-        // PIDMAP_VIEW_PIDNS is the kernel's: the crate never names a pid
-        // namespace, so it has no constant of its own.
-        let want: [(&str, u64); 25] = [
+    /// Our structs: (C name, size, alignment).
+    fn our_structs() -> [(&'static str, usize, usize); 3] {
+        [
+            (
+                "pidmap_req",
+                size_of::<PidmapReq>(),
+                align_of::<PidmapReq>(),
+            ),
+            (
+                "pidmap_info",
+                size_of::<PidmapInfo>(),
+                align_of::<PidmapInfo>(),
+            ),
+            ("fdmap_req", size_of::<FdmapReq>(), align_of::<FdmapReq>()),
+        ]
+    }
+
+    /// Every define of the headers, with our value. PIDMAP_VIEW_PIDNS and
+    /// FDMAP_VIEW_PIDNS are the kernel's alone: the crate never names a
+    /// pid namespace.
+    fn our_defines() -> BTreeMap<&'static str, u64> {
+        BTreeMap::from([
             ("PIDMAP_SCOPE_PROCS", PIDMAP_SCOPE_PROCS.into()),
             ("PIDMAP_SCOPE_TASKS", PIDMAP_SCOPE_TASKS.into()),
             ("PIDMAP_SCOPE_THREADS", PIDMAP_SCOPE_THREADS.into()),
@@ -737,160 +662,284 @@ mod tests {
             ("PIDMAP_TASK_USER_WORKER", PIDMAP_TASK_USER_WORKER.into()),
             ("PIDMAP_TASK_EXITING", PIDMAP_TASK_EXITING.into()),
             ("PIDMAP_TASK_FORKNOEXEC", PIDMAP_TASK_FORKNOEXEC.into()),
-        ];
-        same_defines(&d, &want, source);
-        // PIDMAP_INFO_FIELDS (InfoFields::ALL) is exactly the header's
-        // field bits (everything but the supported-mask request).
-        let info_bits = d
-            .iter()
-            .filter(|(n, _)| n.starts_with("PIDMAP_INFO_") && !n.contains("SIZE"))
-            .fold(0, |acc, (_, v)| acc | v);
-        assert_eq!(
-            info_bits & !PIDMAP_INFO_SUPPORTED_MASK,
-            PIDMAP_INFO_FIELDS,
-            "{source}"
-        );
-        // And PIDMAP_TASK_FLAGS (TaskFlags::ALL) the task flag bits.
-        let task_bits = d
-            .iter()
-            .filter(|(n, _)| n.starts_with("PIDMAP_TASK_"))
-            .fold(0, |acc, (_, v)| acc | v);
-        assert_eq!(task_bits, u64::from(PIDMAP_TASK_FLAGS), "{source}");
-
-        let req = ours!(PidmapReq:
-            size "size" 4 false, scope "scope" 4 false, last_id "last_id" 8 false,
-            pidfd "pidfd" 4 true, procfs_fd "procfs_fd" 4 true,
-            filter "filter" 4 false, info_size "info_size" 4 false,
-            info_mask "info_mask" 8 false, pidns_fd "pidns_fd" 4 true,
-            reserved "__reserved" 4 false,
-        );
-        same_layout(header, "pidmap_req", &req, size_of::<PidmapReq>(), source);
-        let info = ours!(PidmapInfo:
-            mask "mask" 8 false, supported_mask "supported_mask" 8 false,
-            pidfs_id "pidfs_id" 8 false, tid "tid" 4 false, tgid "tgid" 4 false,
-            ppid "ppid" 4 false, ruid "ruid" 4 false, euid "euid" 4 false,
-            nice "nice" 4 true, priority "priority" 4 true,
-            policy "policy" 4 false, num_threads "num_threads" 4 false,
-            task_flags "task_flags" 4 false, utime "utime" 8 false,
-            stime "stime" 8 false, start_time "start_time" 8 false,
-            rss_pages "rss_pages" 8 false, state "state" 1 false,
-            spare "__spare" 7 false, comm "comm" 64 false,
-        );
-        same_layout(
-            header,
-            "pidmap_info",
-            &info,
-            size_of::<PidmapInfo>(),
-            source,
-        );
-        assert_eq!(align_of::<PidmapInfo>(), 8);
-        assert_eq!(
-            u64::from(req_size::<PidmapReq>()),
-            d["PIDMAP_REQ_SIZE_VER0"]
-        );
-        assert_eq!(
-            u64::from(req_size::<PidmapInfo>()),
-            d["PIDMAP_INFO_SIZE_VER0"]
-        );
-    }
-
-    /// fdmap.h against this module.
-    fn check_fdmap(header: &str, source: &str) {
-        assert!(
-            header.contains("struct fdmap_req"),
-            "{source}: no fdmap uapi header found"
-        );
-        let d = defines(header);
-        // FDMAP_VIEW_PIDNS, as PIDMAP_VIEW_PIDNS: the kernel's alone.
-        let want: [(&str, u64); 3] = [
             ("FDMAP_VIEW_PROCFS", FDMAP_VIEW_PROCFS.into()),
             ("FDMAP_VIEW_PIDNS", 1 << 1),
             ("FDMAP_REQ_SIZE_VER0", FDMAP_REQ_SIZE_VER0.into()),
-        ];
-        same_defines(&d, &want, source);
-        let fdreq = ours!(FdmapReq:
-            size "size" 4 false, pidfd "pidfd" 4 true, first_fd "first_fd" 4 false,
-            view "view" 4 false, procfs_fd "procfs_fd" 4 true,
-            pidns_fd "pidns_fd" 4 true,
+        ])
+    }
+
+    /// What C makes of the headers in `abi`.
+    #[derive(Debug, Default)]
+    struct CSays {
+        /// Each `PIDMAP_*` and `FDMAP_*` define, evaluated.
+        defines: BTreeMap<String, u64>,
+        /// (struct, field) -> (offset, size, signed) for each of
+        /// [`our_fields`].
+        fields: BTreeMap<(String, String), (usize, usize, bool)>,
+        /// struct -> (size, alignment).
+        structs: BTreeMap<String, (usize, usize)>,
+    }
+
+    /// A folder below the temporary one, removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(what: &str) -> Scratch {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let dir = std::env::temp_dir().join(format!(
+                "pidmap-{what}-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Runs `cmd`, panicking with its stderr if it fails; `None` if gcc
+    /// is not installed (the guest that runs these tests has none).
+    fn gcc_output(cmd: &mut Command) -> Option<String> {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => panic!("cannot run {cmd:?}: {e}"),
+            Ok(out) => {
+                assert!(
+                    out.status.success(),
+                    "{cmd:?} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                Some(String::from_utf8_lossy(&out.stdout).into_owned())
+            }
+        }
+    }
+
+    /// Compiles and runs, with gcc, a program that includes the headers
+    /// of `abi` and prints every `PIDMAP_*`/`FDMAP_*` define (the list from
+    /// `gcc -dM -E`), and the offset, size and signedness of each field of
+    /// [`our_fields`] and the size and alignment of each struct. `None`
+    /// without gcc.
+    fn c_says(abi: &Path) -> Option<CSays> {
+        let scratch = Scratch::new("abi-layout");
+        let includes = "#include <linux/pidmap.h>\n#include <linux/fdmap.h>\n";
+        let header = scratch.0.join("headers.h");
+        std::fs::write(&header, includes).unwrap();
+        let macros = gcc_output(
+            Command::new("gcc")
+                .args(["-E", "-dM", "-I"])
+                .arg(abi)
+                .arg(&header),
+        )?;
+        let names: Vec<&str> = macros
+            .lines()
+            .filter_map(|l| l.strip_prefix("#define ")?.split_whitespace().next())
+            .filter(|n| n.starts_with("PIDMAP_") || n.starts_with("FDMAP_"))
+            .collect();
+        let mut c =
+            format!("#include <stddef.h>\n#include <stdio.h>\n{includes}int main(void)\n{{\n");
+        for name in &names {
+            c.push_str(&format!(
+                "\tprintf(\"define {name} %llu\\n\", (unsigned long long)({name}));\n"
+            ));
+        }
+        for (st, f, _, _, _, array) in our_fields() {
+            let member = format!("((struct {st} *)0)->{f}");
+            let element = if array {
+                format!("{member}[0]")
+            } else {
+                member.clone()
+            };
+            c.push_str(&format!(
+                "\tprintf(\"field {st} {f} %zu %zu %d\\n\", offsetof(struct {st}, {f}), \
+                 sizeof({member}), (__typeof__({element}))-1 < 0);\n"
+            ));
+        }
+        for (st, _, _) in our_structs() {
+            c.push_str(&format!(
+                "\tprintf(\"struct {st} %zu %zu\\n\", sizeof(struct {st}), _Alignof(struct {st}));\n"
+            ));
+        }
+        c.push_str("\treturn 0;\n}\n");
+        let src = scratch.0.join("layout.c");
+        let exe = scratch.0.join("layout");
+        std::fs::write(&src, c).unwrap();
+        gcc_output(
+            Command::new("gcc")
+                .args(["-Wall", "-Werror", "-I"])
+                .arg(abi)
+                .arg("-o")
+                .arg(&exe)
+                .arg(&src),
+        )?;
+        let out = gcc_output(&mut Command::new(&exe)).expect("the program just built");
+        let mut says = CSays::default();
+        for line in out.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let n = |i: usize| -> usize { w[i].parse().unwrap() };
+            match w[0] {
+                "define" => {
+                    says.defines.insert(w[1].to_string(), w[2].parse().unwrap());
+                }
+                "field" => {
+                    says.fields.insert(
+                        (w[1].to_string(), w[2].to_string()),
+                        (n(3), n(4), w[5] == "1"),
+                    );
+                }
+                "struct" => {
+                    says.structs.insert(w[1].to_string(), (n(2), n(3)));
+                }
+                _ => panic!("unexpected line {line}"),
+            }
+        }
+        Some(says)
+    }
+
+    /// Every way the headers of `abi` and this module disagree (empty if
+    /// they agree).
+    fn disagreements(c: &CSays) -> Vec<String> {
+        let mut out = Vec::new();
+        let ours = our_defines();
+        for (name, value) in &c.defines {
+            match ours.get(name.as_str()) {
+                None => out.push(format!("{name}: a define the crate does not know")),
+                Some(v) if v != value => out.push(format!("{name}: {value}, here {v}")),
+                Some(_) => {}
+            }
+        }
+        for name in ours.keys().filter(|n| !c.defines.contains_key(**n)) {
+            out.push(format!("{name}: not in the headers"));
+        }
+        // PIDMAP_INFO_FIELDS (InfoFields::ALL) is every field bit of the
+        // headers, and PIDMAP_TASK_FLAGS (TaskFlags::ALL) every task flag.
+        let bits = |prefix: &str| {
+            c.defines
+                .iter()
+                .filter(|(n, _)| n.starts_with(prefix) && !n.contains("SIZE"))
+                .fold(0, |acc, (_, v)| acc | v)
+        };
+        if bits("PIDMAP_INFO_") & !PIDMAP_INFO_SUPPORTED_MASK != PIDMAP_INFO_FIELDS {
+            out.push("PIDMAP_INFO_FIELDS is not every PIDMAP_INFO_* field bit".into());
+        }
+        if bits("PIDMAP_TASK_") != u64::from(PIDMAP_TASK_FLAGS) {
+            out.push("PIDMAP_TASK_FLAGS is not every PIDMAP_TASK_* bit".into());
+        }
+        for (st, f, off, size, signed, array) in our_fields() {
+            let Some(&(c_off, c_size, c_signed)) = c.fields.get(&(st.into(), f.into())) else {
+                out.push(format!("{st}.{f}: not in the headers"));
+                continue;
+            };
+            if (c_off, c_size) != (off, size) || (!array && c_signed != signed) {
+                out.push(format!(
+                    "{st}.{f}: offset {c_off}, size {c_size}, signed {c_signed}; \
+                     here {off}, {size}, {signed}"
+                ));
+            }
+        }
+        for (st, size, align) in our_structs() {
+            // Our fields tile the struct: C has no field we lack, not
+            // even in what would be padding.
+            let end = our_fields()
+                .iter()
+                .filter(|fl| fl.0 == st)
+                .fold(0, |at, fl| if fl.2 == at { at + fl.3 } else { usize::MAX });
+            if c.structs.get(st) != Some(&(size, align)) || end != size {
+                out.push(format!(
+                    "struct {st}: (size, align) {:?}, here ({size}, {align}), fields end at {end}",
+                    c.structs.get(st)
+                ));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn abi_matches_the_headers() {
+        let Some(c) = c_says(&abi_dir()) else {
+            eprintln!("note: no gcc here: the layouts are checked where the crate is built");
+            return;
+        };
+        assert_eq!(disagreements(&c), Vec::<String>::new(), "abi/linux/*.h");
+        assert_eq!(
+            u64::from(req_size::<PidmapReq>()),
+            c.defines["PIDMAP_REQ_SIZE_VER0"]
         );
-        same_layout(header, "fdmap_req", &fdreq, size_of::<FdmapReq>(), source);
-        assert_eq!(u64::from(req_size::<FdmapReq>()), d["FDMAP_REQ_SIZE_VER0"]);
+        assert_eq!(
+            u64::from(req_size::<PidmapInfo>()),
+            c.defines["PIDMAP_INFO_SIZE_VER0"]
+        );
+        assert_eq!(
+            u64::from(req_size::<FdmapReq>()),
+            c.defines["FDMAP_REQ_SIZE_VER0"]
+        );
     }
 
+    /// The comparison sees a header that differs: each change, made to a
+    /// copy of the headers, is a disagreement.
     #[test]
-    fn abi_matches_the_checked_in_headers() {
-        check(CHECKED_IN_HEADER, "abi/pidmap.h");
-        check_fdmap(CHECKED_IN_FDMAP_HEADER, "abi/fdmap.h");
-    }
-
-    #[test]
-    fn checked_in_headers_are_the_series() {
-        if let Some(s) = repo("checked_in_headers_are_the_series") {
-            let source = "kernel-patches/*.patch touching include/uapi/linux/pidmap.h";
-            check(&s.header_from_patch, source);
-            assert_eq!(
-                s.header_from_patch.trim_end(),
-                CHECKED_IN_HEADER.trim_end(),
-                "abi/pidmap.h must be a copy of the header the series leaves ({source})"
-            );
-            let source = "kernel-patches/*.patch touching include/uapi/linux/fdmap.h";
-            check_fdmap(&s.fdmap_header_from_patch, source);
-            assert_eq!(
-                s.fdmap_header_from_patch.trim_end(),
-                CHECKED_IN_FDMAP_HEADER.trim_end(),
-                "abi/fdmap.h must be a copy of the header the series leaves ({source})"
-            );
-        }
-    }
-
-    #[test]
-    fn parser_sees_a_wrong_value() {
-        check(CHECKED_IN_HEADER, "unmutated");
-        let mutations = [
+    fn a_changed_header_disagrees() {
+        let pidmap = std::fs::read_to_string(abi_dir().join("linux/pidmap.h")).unwrap();
+        let fdmap = std::fs::read_to_string(abi_dir().join("linux/fdmap.h")).unwrap();
+        let changes = [
+            ("pidmap.h", "__s32 nice;", "__u32 nice;"),
+            ("pidmap.h", "char comm[64];", "char comm[16];"),
+            ("pidmap.h", "__u64 info_mask;", "__u32 info_mask;"),
+            ("pidmap.h", "__u64 last_id;", "__u64 last_idx;"),
+            ("pidmap.h", "(1ULL << 7)", "(1ULL << 11)"),
             (
-                "PIDMAP_VIEW_PROCFS\t\t(1U << 1)",
-                "PIDMAP_VIEW_PROCFS (1U << 2)",
+                "pidmap.h",
+                "__u8 __spare[7];",
+                "__u8 __spare[3];\n\t__u32 new_field;",
             ),
-            ("__u64 last_id;", "__u64 last_idx;"),
-            ("(1ULL << 7)", "(1ULL << 11)"),
-            ("__s32 nice;", "__u32 nice;"),
-            ("char comm[64];", "char comm[16];"),
-            ("__u64 info_mask;", "__u32 info_mask;"),
             (
-                "#define PIDMAP_TASK_EXITING\t(1U << 2)",
-                "#define PIDMAP_TASK_X 4",
+                "pidmap.h",
+                "#define PIDMAP_INFO_SIZE_VER0",
+                "#define PIDMAP_INFO_NEW (1ULL << 11)\n#define PIDMAP_INFO_SIZE_VER0",
             ),
+            ("fdmap.h", "__u32 first_fd;", "__s32 first_fd;"),
         ];
-        for (from, to) in mutations {
-            let at = CHECKED_IN_HEADER
-                .rfind(from)
-                .unwrap_or_else(|| panic!("{from} must hit"));
-            let bad = format!(
-                "{}{to}{}",
-                &CHECKED_IN_HEADER[..at],
-                &CHECKED_IN_HEADER[at + from.len()..]
-            );
-            assert!(
-                std::panic::catch_unwind(|| check(&bad, "mutated")).is_err(),
-                "{from} -> {to} went unnoticed"
-            );
+        let mut checked = 0;
+        for (file, from, to) in changes {
+            let scratch = Scratch::new("abi-changed");
+            std::fs::create_dir_all(scratch.0.join("linux")).unwrap();
+            let (p, f) = match file {
+                "pidmap.h" => (pidmap.replacen(from, to, 1), fdmap.clone()),
+                _ => (pidmap.clone(), fdmap.replacen(from, to, 1)),
+            };
+            assert!(p != pidmap || f != fdmap, "{from} must be in {file}");
+            std::fs::write(scratch.0.join("linux/pidmap.h"), p).unwrap();
+            std::fs::write(scratch.0.join("linux/fdmap.h"), f).unwrap();
+            // A field renamed away does not compile: gcc fails, and so
+            // does the check.
+            let c = std::panic::catch_unwind(|| c_says(&scratch.0));
+            match c {
+                Ok(None) => return eprintln!("note: no gcc here"),
+                Ok(Some(c)) => assert!(
+                    !disagreements(&c).is_empty(),
+                    "{from} -> {to} went unnoticed"
+                ),
+                Err(_) => {}
+            }
+            checked += 1;
         }
-        let bad = CHECKED_IN_FDMAP_HEADER.replace("__u32 first_fd;", "__s32 first_fd;");
-        assert_ne!(bad, CHECKED_IN_FDMAP_HEADER);
-        assert!(std::panic::catch_unwind(|| check_fdmap(&bad, "mutated")).is_err());
+        assert_eq!(checked, changes.len());
     }
 
-    /// `(table, number, call)` of each line of a table listing: the
-    /// checked-in "path\tnr\tcall" lines, or the series' "path\tnr abi call
-    /// entry" ones.
+    /// `(table, number, call)` of each "path\tnr\tcall" line of
+    /// abi/syscall-numbers.tbl.
     fn table_entries(text: &str) -> Vec<(String, i64, String)> {
         text.lines()
             .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
             .map(|line| {
                 let (file, entry) = line.split_once('\t').expect("path, tab, entry");
-                let w: Vec<&str> = entry.split_whitespace().collect();
-                let nr: i64 = w[0].parse().expect("a number");
-                let call = if w.len() == 2 { w[1] } else { w[2] };
+                let (nr, call) = entry.split_once('\t').expect("number, tab, call");
+                let nr: i64 = nr.parse().expect("a number");
                 (file.to_string(), nr, call.to_string())
             })
             .collect()
@@ -937,20 +986,6 @@ mod tests {
         // The numbers of this build are one of the tables'.
         let n = SYSCALL_NUMBERS.expect("wired on the test architectures");
         assert!(SERIES_TABLES.iter().any(|(_, t)| *t == n));
-    }
-
-    #[test]
-    fn syscall_numbers_match_every_table_of_the_series() {
-        let Some(s) = repo("syscall_numbers_match_every_table_of_the_series") else {
-            return;
-        };
-        let theirs = table_entries(&s.syscall_tables);
-        wired_tables_say(&theirs, "kernel-patches/*.patch");
-        let mut ours = table_entries(CHECKED_IN_NUMBERS);
-        let mut theirs = theirs;
-        ours.sort();
-        theirs.sort();
-        assert_eq!(ours, theirs, "abi/syscall-numbers.tbl is the series' lines");
     }
 
     #[test]

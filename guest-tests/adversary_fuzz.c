@@ -84,7 +84,7 @@
  * <linux/pidmap.h>, <linux/fdmap.h> (or their copies), PIDFD_THREAD and
  * PIDFD_SELF_*: <linux/pidfd.h> itself clashes with glibc's <fcntl.h>.
  */
-#include "pidmap_uapi.h"
+#include "pidmap_syscalls.h"
 
 #define NR_PIDMAP	__NR_pidmap
 #define NR_PIDMAP_INFO	__NR_pidmap_info
