@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * v3fuzz: randomized hostile arguments for the v3 ABI of pidmap(2) (473),
- * pidmap_info(2) (474) and fdmap(2) (475): the port of guest-tests/fuzz.c
- * and guest-tests/infofuzz.c (v2), in one program.  `cargo xtask qemu-test`
- * runs it as c/v3fuzz: it mounts the two hidepid= views itself, in a mount
+ * adversary_fuzz: randomized hostile arguments for pidmap(2) (473),
+ * pidmap_info(2) (474) and fdmap(2) (475), each call checked against an
+ * oracle of the exact errno.  `cargo xtask qemu-test` runs it as
+ * c/adversary_fuzz: it mounts the two hidepid= views itself, in a mount
  * namespace of its own.
  *
  * Two phases, each in its own child: as root, then as uid/gid 65534
  * (setresgid/setresuid after fork, then PR_SET_DUMPABLE so that its own
- * children are its to look at).  Per phase V3FUZZ_CALLS listing calls,
+ * children are its to look at).  Per phase ADVERSARY_FUZZ_CALLS listing calls,
  * pidmap(2) and fdmap(2) half and half (default 100000, never fewer than
- * 50000), and V3FUZZ_INFO_CALLS pidmap_info(2) calls (default 20000, never
- * fewer than 10000).  V3FUZZ_SEED reproduces a run.
+ * 50000), and ADVERSARY_FUZZ_INFO_CALLS pidmap_info(2) calls (default 20000, never
+ * fewer than 10000).  ADVERSARY_FUZZ_SEED reproduces a run.
  *
  * Each call draws: flags (0 mostly, else any 32 bits), the count (0, 1,
  * small, medium, huge up to 1,000,000, 1,000,001, any size_t), the buffer
@@ -92,7 +92,7 @@
 #define NR_PIDFD_OPEN	__NR_pidfd_open
 
 #define PAGE		4096
-#define VIEW_DIR	"/tmp/v3fuzz"		/* where the views are mounted */
+#define VIEW_DIR	"/tmp/adversary_fuzz"		/* where the views are mounted */
 #define PROC2		VIEW_DIR "/proc2"	/* hidepid=invisible */
 #define PROC3		VIEW_DIR "/proc3"	/* hidepid=noaccess */
 #define MAX_NR		1000000UL
@@ -187,7 +187,7 @@ static void *helper(void *arg)
 	char c;
 
 	helper_tids[(long)arg] = gettid();
-	prctl(PR_SET_NAME, "v3fuzz-h");
+	prctl(PR_SET_NAME, "adv_fuzz-h");
 	while (read(release_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
 	return NULL;
@@ -247,7 +247,7 @@ static void setup(void)
 	int p[2], fd;
 
 	self_pid = getpid();
-	prctl(PR_SET_NAME, "v3fuzz");
+	prctl(PR_SET_NAME, "adv_fuzz");
 	/* fd 0 is /dev/null for reading: neither a pidfd nor procfs */
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
@@ -376,7 +376,7 @@ static void setup(void)
 	ref_children[nref_children++] = zombie_pid;
 	qsort(ref_children, nref_children, sizeof(int), cmp_int);
 	nref_fds = fd_table(ref_fds);
-#ifdef V3FUZZ_MUTANT
+#ifdef ADVERSARY_FUZZ_MUTANT
 	nref_fds--;	/* negative control: the fd table reference loses its last fd */
 	nref_tids--;	/* and the threads' their last tid */
 #endif
@@ -731,7 +731,7 @@ static void oracle_pidmap(struct call *c)
 			c->want_err = E2BIG;
 			return;
 		}
-#ifdef V3FUZZ_MUTANT	/* negative control: a wrong oracle must fail */
+#ifdef ADVERSARY_FUZZ_MUTANT	/* negative control: a wrong oracle must fail */
 		if (q->info_size < PIDMAP_INFO_SIZE_VER0 || q->info_size % 16)
 #else
 		if (q->info_size < PIDMAP_INFO_SIZE_VER0 || q->info_size % 8)
@@ -1042,7 +1042,7 @@ static void check_record(const struct call *c, long r, int i, const unsigned cha
 		violation(c, r, 0, "record %d: a kthread with NO_KTHREADS", i);
 	if (is_ours(in.tid) && c->pr.scope != PIDMAP_SCOPE_CHILDREN) {
 		const char *comm = (pid_t)in.tid == self_pid ||
-				   c->pr.scope == PIDMAP_SCOPE_PROCS ? "v3fuzz" : "v3fuzz-h";
+				   c->pr.scope == PIDMAP_SCOPE_PROCS ? "adv_fuzz" : "adv_fuzz-h";
 
 		if ((pid_t)in.tgid != self_pid)
 			violation(c, r, 0, "record %d: our tid %d, tgid %d", i, in.tid, in.tgid);
@@ -1096,7 +1096,7 @@ static void check(struct call *c, long r, int e)
 			violation(c, r, e, "want errno %d (%s)", c->want_err, strerror(c->want_err));
 		goto bytes;
 	}
-	/* a success is due, bar EFAULT from the buffer */
+	/* a success is due, except EFAULT from the buffer */
 	if (c->have_ref) {
 		long n = 0;
 
@@ -1282,7 +1282,7 @@ static unsigned long env_count(const char *name, unsigned long dflt, unsigned lo
 	unsigned long n = s ? strtoul(s, NULL, 0) : dflt;
 
 	if (n < floor) {
-		printf("v3fuzz: %s=%lu below the floor, using %lu\n", name, n, floor);
+		printf("adversary_fuzz: %s=%lu below the floor, using %lu\n", name, n, floor);
 		n = floor;
 	}
 	return n;
@@ -1305,7 +1305,7 @@ static void phase(const char *name, int nobody, unsigned long nlist, unsigned lo
 		}
 		setup();
 		for (unsigned long nl = 0, ni = 0; nl < nlist || ni < ninfo;) {
-			if ((nl + ni) % 10000 == 0 && getenv("V3FUZZ_PROGRESS"))
+			if ((nl + ni) % 10000 == 0 && getenv("ADVERSARY_FUZZ_PROGRESS"))
 				fprintf(stderr, "%s: %lu\n", name, nl + ni);
 			if (ni < ninfo && (nl >= nlist || below(nlist + ninfo) < ninfo)) {
 				one_call(K_INFO);
@@ -1345,9 +1345,9 @@ static void mount_views(void)
 
 int main(void)
 {
-	const char *seed_env = getenv("V3FUZZ_SEED");
-	unsigned long nlist = env_count("V3FUZZ_CALLS", 100000, 50000);
-	unsigned long ninfo = env_count("V3FUZZ_INFO_CALLS", 20000, 10000);
+	const char *seed_env = getenv("ADVERSARY_FUZZ_SEED");
+	unsigned long nlist = env_count("ADVERSARY_FUZZ_CALLS", 100000, 50000);
+	unsigned long ninfo = env_count("ADVERSARY_FUZZ_INFO_CALLS", 20000, 10000);
 	unsigned long total = 0;
 	uint64_t seed;
 
@@ -1365,7 +1365,7 @@ int main(void)
 	if (st == MAP_FAILED)
 		die("mmap stats");
 	mount_views();
-	printf("v3fuzz: seed=%#llx listing calls/phase=%lu record calls/phase=%lu\n",
+	printf("adversary_fuzz: seed=%#llx listing calls/phase=%lu record calls/phase=%lu\n",
 	       (unsigned long long)seed, nlist, ninfo);
 
 	for (int ph = 0; ph < 2; ph++) {
@@ -1374,7 +1374,7 @@ int main(void)
 		rng = seed + ph * 0x9e3779b97f4a7c15ULL;
 		phase(ph ? "65534" : "root", ph, nlist, ninfo);
 		for (int k = 0; k < K_NR; k++) {
-			printf("v3fuzz %s %s: calls=%lu ok=%lu entries=%lu exact=%lu"
+			printf("adversary_fuzz %s %s: calls=%lu ok=%lu entries=%lu exact=%lu"
 			       " EINVAL=%lu E2BIG=%lu EFAULT=%lu EBADF=%lu ESRCH=%lu EPERM=%lu EACCES=%lu EOVERFLOW=%lu\n",
 			       ph ? "65534" : "root", kind_names[k],
 			       st->calls[k] - before.calls[k], st->ok[k] - before.ok[k],
@@ -1391,16 +1391,16 @@ int main(void)
 	}
 	for (int k = 0; k < K_NR; k++)
 		total += st->calls[k];
-	printf("v3fuzz: buffers");
+	printf("adversary_fuzz: buffers");
 	for (int i = 0; i < B_NR; i++)
 		printf(" %s=%lu", buf_names[i], st->by_buf[i]);
-	printf("\nv3fuzz: requests");
+	printf("\nadversary_fuzz: requests");
 	for (int i = 0; i < R_NR; i++)
 		printf(" %s=%lu", req_names[i], st->by_req[i]);
-	printf("\nv3fuzz: targets");
+	printf("\nadversary_fuzz: targets");
 	for (int i = 0; i < T_NR; i++)
 		printf(" %s=%lu", tgt_names[i], st->by_tgt[i]);
-	printf("\nv3fuzz: views");
+	printf("\nadversary_fuzz: views");
 	for (int i = 0; i < V_NR; i++)
 		printf(" %s=%lu", view_names[i], st->by_view[i]);
 	printf("\n");

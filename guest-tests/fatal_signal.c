@@ -4,9 +4,9 @@
  * call dies within about one chunk of the walk, not at the end of the call.
  *
  * One call may fill up to 1,000,000 records, each with a thread-group CPU
- * sum. v3 had cond_resched() in the loop but never looked at
- * fatal_signal_pending(), so SIGKILL waited for the whole call; v4 checks
- * it before every chunk of at most 256 pids.
+ * sum. cond_resched() in the loop alone would leave SIGKILL waiting for
+ * the whole call; the walk checks fatal_signal_pending() before every
+ * chunk of at most 256 pids.
  *
  * With a holder of 30,000 idle threads (PIDMAP_SCALE_THREADS, if it is
  * lower, as on the debug kernel): time one whole TASKS records call
@@ -15,7 +15,7 @@
  * sleeps a fifth of a call and sends SIGKILL, and measures how long the
  * child takes to be reaped. Without the check the child would run on for
  * about four fifths of a call; with it, for one chunk (~1% of a call). The
- * bar is 40% of a call, in each of 5 trials.
+ * test fails above 40% of a call, in any of 5 trials.
  */
 #define _GNU_SOURCE
 #include <errno.h>

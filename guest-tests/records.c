@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
  * records: pidmap_info(2) records of the default view equal /proc, field by
- * field, as root and as uid 65534 (the part of the v2 taskinfo.c that the
- * v3 selftests do not cover: pidmap_info_test compares every field through
- * every hidepid= procfs view, but the default view's records only as a
- * set).
+ * field, as root and as uid 65534 (what the series' selftests do not
+ * cover: pidmap_info_test compares every field through every hidepid=
+ * procfs view, but the default view's records only as a set).
  *
  * The default view (no PIDMAP_VIEW_PROCFS) is the caller's pid namespace
  * under ptrace's own rule: root sees every task, a user only the tasks it

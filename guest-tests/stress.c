@@ -43,11 +43,9 @@
 #define N_STABLE_THREADS 4	/* target threads alive for the whole run */
 /*
  * Blocked threads that bring the target to 256 threads, and a few more
- * while the spawners churn: pidmap(PIDMAP_SCOPE_THREADS) read the thread
- * list of a group of up to 256 threads and walked the pid XArray above
- * that in v2, so
- * consecutive calls of one enumeration keep switching between the two
- * paths.  The main thread, the stable threads, the spawners and the
+ * while the spawners churn: around that size a walk that read the thread
+ * list of a small group and the pid XArray above it would keep switching
+ * between the two paths from one call of an enumeration to the next.  The main thread, the stable threads, the spawners and the
  * duppers are the other 9.
  */
 #define N_BULK_THREADS 247
@@ -430,7 +428,7 @@ static struct side sides[N_CHECKERS];
 static pid_t children[1 + N_FORKERS + N_SLEEPERS + N_LOOPERS];
 static int n_children;
 static pid_t loopers[N_LOOPERS];
-/* pidfds of the targets: the v3 ABI names a target only by pidfd. */
+/* pidfds of the targets: the calls name a target only by pidfd. */
 static int target_fd, self_fd, looper_fd[N_LOOPERS], forker_fd[N_FORKERS];
 static pid_t sleepers[N_SLEEPERS];
 static pid_t checker_tids[N_CHECKERS];

@@ -4,11 +4,11 @@
  * group that was asked for, while thread ids are freed and reused as fast
  * as a small pid namespace allows.
  *
- * v3's pidmap_info(2) listed a group's threads by number and then looked
- * each number up again (find_pid_ns()) to fill its record: a number freed
- * and taken by another task in between gave that task's record under the
- * group's name. v4 fills each record from the struct pid the walk found,
- * with its reference.
+ * A pidmap_info(2) that listed a group's threads by number and then looked
+ * each number up again (find_pid_ns()) to fill its record would, for a
+ * number freed and taken by another task in between, give that task's
+ * record under the group's name. The series fills each record from the
+ * struct pid the walk found, with its reference.
  *
  * In a new pid namespace whose pid_max is 400 (so that numbers come round
  * every ~100 allocations after the first wrap):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * pidmap-bench: the side of the series (v3): full pidmap(2) and fdmap(2)
+ * pidmap-bench: the side of the series: full pidmap(2) and fdmap(2)
  * enumerations, timed and counted.
  */
 #include "common.h"
@@ -10,7 +10,7 @@ __u32 idbuf[IDBUF_CAP];
 __u32 idbuf2[IDBUF_CAP];
 static int fdbuf[IDBUF_CAP];
 
-/* ---- The calls of the series (v3) ---- */
+/* ---- The calls of the series ---- */
 
 /* Account one call that returned @r elements of @size bytes. */
 static void count_call(struct cost *c, long r, size_t size)

@@ -241,7 +241,7 @@ long pass_proc_tasks(struct cost *c, struct idlist *ids);
 long pass_proc_root(struct cost *c, struct idlist *ids);
 long pass_self_fd(struct cost *c, struct idlist *ids);
 
-/* ---- calls.c: the calls of the series (v3) ---- */
+/* ---- calls.c: the calls of the series ---- */
 
 long pidmap_all(__u32 scope, int pidfd, __u32 *buf, struct cost *c);
 long threads_of(int pid, __u32 *buf, struct cost *c);
@@ -287,7 +287,7 @@ struct result {
 	char extra[2048];		/* extra JSON members, "" or ", ..." */
 };
 
-/* The target of a case with no bar. */
+/* The target of a case with none: reported, not judged. */
 #define NO_TARGET (-1.0)
 
 enum listing { LIST_TASKS, LIST_PROCS, LIST_FDS };

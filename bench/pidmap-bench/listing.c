@@ -78,9 +78,8 @@ void case_procs_only(void)
 
 /*
  * All tasks with opt.procs more tasks, in processes of @threads tasks:
- * tasks_all_10k (1,000 x 10, the v1/v2 population) and
- * tasks_all_100x100 (100 x 100, the population of the v3 bar), both
- * judged on the v3 bar for all tasks at 10k: 20x.
+ * tasks_all_10k (1,000 x 10) and tasks_all_100x100 (100 x 100), both
+ * judged on the target for all tasks at 10k: 20x.
  */
 void case_tasks_many(const char *name, int threads, double target)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * pidmap-bench: pidmap(2), pidmap_info(2) and fdmap(2) (the v3 ABI of
- * kernel-patches/series) against the /proc walks they replace.
+ * pidmap-bench: pidmap(2), pidmap_info(2) and fdmap(2) (kernel-patches/)
+ * against the /proc walks they replace.
  *
  * Every case times a baseline (the /proc way, with opendir/readdir as
  * htop/ps do it) and the new way (a few pidmap/fdmap calls) in the same

@@ -166,7 +166,7 @@ long refresh_walk_status(void *arg)
 	return rf->n;
 }
 
-/* The shortcut: pidmap(PIDMAP_SCOPE_TASKS), then /proc/TID/stat. */
+/* The shortcut: pidmap(PIDMAP_SCOPE_TASKS), then /proc/TID/stat. */
 long refresh_pidmap(void *arg)
 {
 	struct refresh *rf = arg;

@@ -20,7 +20,7 @@
  *  - "pidmap": pidmap(PIDMAP_SCOPE_TASKS) for the ids, then /proc/TID/stat
  *    per task.  For a thread id that file is the whole group's stat:
  *    utime/stime are the group's sums, and nothing in it gives the tgid.
- *    That is the shortcut issue 15 measures; its records carry tgid 0
+ *    That is the shortcut this case measures; its records carry tgid 0
  *    (unknown) and group cputime, and the check treats them as such;
  *  - "pidmap_grouped": pidmap(PIDMAP_SCOPE_PROCS), then per process
  *    pidfd_open, pidmap(PIDMAP_SCOPE_THREADS) on it, close, and an O_PATH

@@ -71,7 +71,7 @@ void print_json(void)
 			printf("\"new_ns\": %.1f, \"ratio\": %.3f, ", r->new_ns, r->ratio);
 		else
 			printf("\"new_ns\": null, \"ratio\": null, ");
-		if (r->target < 0)	/* no bar: reported, not judged */
+		if (r->target < 0)	/* no target: reported, not judged */
 			printf("\"target\": null, \"better\": \"%s\", \"met\": null, ",
 			       r->lower_better ? "lower" : "higher");
 		else

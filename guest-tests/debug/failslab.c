@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
  * failslab: the pid allocator keeps its order when the allocation of an
- * XArray node fails (issue 32; series A, patch 1 and 2). The debug kernel
+ * XArray node fails (series A, patches 1 and 2). The debug kernel
  * only (CONFIG_FAILSLAB): cargo xtask adds it to that kernel's suite, where
  * failslab missing fails the test.
  *
  * alloc_pid() first reserves a number in each namespace's XArray under
- * pidmap_lock with GFP_NOWAIT. v3 let __xa_alloc_cyclic() restart from the
- * bottom of the namespace when that node allocation failed, so a fork under
- * memory pressure got a low, recently freed number. v4 retries with
- * GFP_KERNEL outside the lock, which keeps the cyclic order.
+ * pidmap_lock with GFP_NOWAIT. Were __xa_alloc_cyclic() to restart from
+ * the bottom of the namespace when that node allocation fails, a fork under
+ * memory pressure would get a low, recently freed number. The series
+ * retries with GFP_KERNEL outside the lock, which keeps the cyclic order.
  *
  * In a new pid namespace, its init forks and reaps NFORKS children one
  * after the other while failslab fails every slab allocation of that task

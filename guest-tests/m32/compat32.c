@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * compat32: pidmap(2), pidmap_info(2) and fdmap(2) (the v3 ABI) called by
- * a 32-bit (i386) program on the x86_64 kernel (CONFIG_IA32_EMULATION),
- * issue 11 §4.
+ * compat32: pidmap(2), pidmap_info(2) and fdmap(2) called by a 32-bit
+ * (i386) program on the x86_64 kernel (CONFIG_IA32_EMULATION).
  *
  * Built with `i686-linux-gnu-gcc -static` (gcc-multilib is not
  * installable next to the arm64 cross compiler), by `cargo xtask` from
@@ -10,7 +9,7 @@
  * are pointers, 32-bit integers and a size_t nr (zero-extended from 32
  * bits), and the request structs and the record hold only fixed-size
  * fields, so a 32-bit caller must get exactly what a 64-bit one gets.
- * The v3 kselftests also run -m32 (the kselftest _m32 programs); this adds what they
+ * The series' kselftests also run -m32 (the kselftest _m32 programs); this adds what they
  * do not ask of a 32-bit caller:
  *
  *  - nr: 1,000,000 (the most) with a buffer that holds that many returns
