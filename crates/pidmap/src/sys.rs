@@ -553,15 +553,13 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::mem::{align_of, offset_of};
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     use std::process::Command;
 
     const CHECKED_IN_NUMBERS: &str = include_str!("../abi/syscall-numbers.tbl");
-
-    /// The folder `-I` takes: `<linux/pidmap.h>` and `<linux/fdmap.h>`.
-    fn abi_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("abi")
-    }
+    // Built in, so that the tests need no source tree where they run.
+    const PIDMAP_H: &str = include_str!("../abi/linux/pidmap.h");
+    const FDMAP_H: &str = include_str!("../abi/linux/fdmap.h");
 
     /// One field of one of our structs: its C struct, its C name, its
     /// offset and size here, whether it is signed here, whether it is an
@@ -720,20 +718,24 @@ mod tests {
         }
     }
 
-    /// Compiles and runs, with gcc, a program that includes the headers
-    /// of `abi` and prints every `PIDMAP_*`/`FDMAP_*` define (the list from
-    /// `gcc -dM -E`), and the offset, size and signedness of each field of
-    /// [`our_fields`] and the size and alignment of each struct. `None`
-    /// without gcc.
-    fn c_says(abi: &Path) -> Option<CSays> {
+    /// Compiles and runs, with gcc, a program that includes `pidmap_h` and
+    /// `fdmap_h` as `<linux/pidmap.h>` and `<linux/fdmap.h>` and prints
+    /// every `PIDMAP_*`/`FDMAP_*` define (the list from `gcc -dM -E`), and
+    /// the offset, size and signedness of each field of [`our_fields`] and
+    /// the size and alignment of each struct. `None` without gcc.
+    fn c_says(pidmap_h: &str, fdmap_h: &str) -> Option<CSays> {
         let scratch = Scratch::new("abi-layout");
+        let abi = scratch.0.join("abi");
+        std::fs::create_dir_all(abi.join("linux")).unwrap();
+        std::fs::write(abi.join("linux/pidmap.h"), pidmap_h).unwrap();
+        std::fs::write(abi.join("linux/fdmap.h"), fdmap_h).unwrap();
         let includes = "#include <linux/pidmap.h>\n#include <linux/fdmap.h>\n";
         let header = scratch.0.join("headers.h");
         std::fs::write(&header, includes).unwrap();
         let macros = gcc_output(
             Command::new("gcc")
                 .args(["-E", "-dM", "-I"])
-                .arg(abi)
+                .arg(&abi)
                 .arg(&header),
         )?;
         let names: Vec<&str> = macros
@@ -772,7 +774,7 @@ mod tests {
         gcc_output(
             Command::new("gcc")
                 .args(["-Wall", "-Werror", "-I"])
-                .arg(abi)
+                .arg(&abi)
                 .arg("-o")
                 .arg(&exe)
                 .arg(&src),
@@ -801,8 +803,8 @@ mod tests {
         Some(says)
     }
 
-    /// Every way the headers of `abi` and this module disagree (empty if
-    /// they agree).
+    /// Every way what C says and this module disagree (empty if they
+    /// agree).
     fn disagreements(c: &CSays) -> Vec<String> {
         let mut out = Vec::new();
         let ours = our_defines();
@@ -861,7 +863,7 @@ mod tests {
 
     #[test]
     fn abi_matches_the_headers() {
-        let Some(c) = c_says(&abi_dir()) else {
+        let Some(c) = c_says(PIDMAP_H, FDMAP_H) else {
             eprintln!("note: no gcc here: the layouts are checked where the crate is built");
             return;
         };
@@ -884,8 +886,6 @@ mod tests {
     /// copy of the headers, is a disagreement.
     #[test]
     fn a_changed_header_disagrees() {
-        let pidmap = std::fs::read_to_string(abi_dir().join("linux/pidmap.h")).unwrap();
-        let fdmap = std::fs::read_to_string(abi_dir().join("linux/fdmap.h")).unwrap();
         let changes = [
             ("pidmap.h", "__s32 nice;", "__u32 nice;"),
             ("pidmap.h", "char comm[64];", "char comm[16];"),
@@ -906,18 +906,14 @@ mod tests {
         ];
         let mut checked = 0;
         for (file, from, to) in changes {
-            let scratch = Scratch::new("abi-changed");
-            std::fs::create_dir_all(scratch.0.join("linux")).unwrap();
             let (p, f) = match file {
-                "pidmap.h" => (pidmap.replacen(from, to, 1), fdmap.clone()),
-                _ => (pidmap.clone(), fdmap.replacen(from, to, 1)),
+                "pidmap.h" => (PIDMAP_H.replacen(from, to, 1), FDMAP_H.to_string()),
+                _ => (PIDMAP_H.to_string(), FDMAP_H.replacen(from, to, 1)),
             };
-            assert!(p != pidmap || f != fdmap, "{from} must be in {file}");
-            std::fs::write(scratch.0.join("linux/pidmap.h"), p).unwrap();
-            std::fs::write(scratch.0.join("linux/fdmap.h"), f).unwrap();
+            assert!(p != PIDMAP_H || f != FDMAP_H, "{from} must be in {file}");
             // A field renamed away does not compile: gcc fails, and so
             // does the check.
-            let c = std::panic::catch_unwind(|| c_says(&scratch.0));
+            let c = std::panic::catch_unwind(|| c_says(&p, &f));
             match c {
                 Ok(None) => return eprintln!("note: no gcc here"),
                 Ok(Some(c)) => assert!(
