@@ -709,6 +709,43 @@ mod tests {
         }
     }
 
+    /// Every guest C program and the bench's compile (`-fsyntax-only`,
+    /// the guest build's flags) against this host's headers, which lack
+    /// the series: the series' uapi comes from crates/pidmap/abi alone.
+    #[test]
+    fn the_guest_programs_compile_against_the_abi_folder_alone() {
+        let root = workspace_root();
+        let tests = root.join("guest-tests");
+        assert!(
+            !Path::new("/usr/include/linux/pidmap.h").exists(),
+            "this host's headers have the series: the test would not show the folder is used"
+        );
+        let mut programs: Vec<(Vec<PathBuf>, Option<PathBuf>)> = c_sources(&tests)
+            .into_iter()
+            .chain(c_sources(&tests.join("debug")))
+            .map(|src| (vec![src], Some(tests.join("include"))))
+            .collect();
+        assert!(programs.len() > 8, "{programs:?}");
+        programs.push((c_sources(&root.join("bench/pidmap-bench")), None));
+        programs.push((vec![root.join("bench/forkcost.c")], None));
+        programs.push((vec![root.join("bench/record-costs.c")], None));
+        for (srcs, include) in programs {
+            let mut cmd = Command::new("gcc");
+            cmd.arg("-fsyntax-only")
+                .args(C_FLAGS.iter().filter(|f| **f != "-static"));
+            if let Some(dir) = include {
+                cmd.arg("-I").arg(dir);
+            }
+            let out = cmd.arg("-I").arg(abi::dir()).args(&srcs).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                sources_label(&srcs),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
     #[test]
     fn a_directory_is_copied_recursively_with_modes_and_links() {
         let base = std::env::temp_dir().join(format!("xtask-copy-tree-{}", std::process::id()));
