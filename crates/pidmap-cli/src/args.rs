@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
 use pidmap::{Backend, Pid};
 
 /// List processes, threads, children and fds via pidmap(2)/fdmap(2), or
@@ -28,8 +29,8 @@ pub struct Cli {
         clippy::doc_markdown,
         reason = "the doc comment is the --help text, printed as written: backticks would show"
     )]
-    #[arg(long, global = true, value_enum)]
-    pub backend: Option<BackendArg>,
+    #[arg(long, global = true, value_parser = backend_parser())]
+    pub backend: Option<Backend>,
     /// Exit 1 when anything could not be listed or read (each case is
     /// also a warning on stderr; without --strict the exit status is 0).
     #[arg(long, global = true)]
@@ -41,25 +42,17 @@ pub struct Cli {
     pub command: Cmd,
 }
 
-/// `--backend` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// The syscalls if the kernel has them, else /proc.
-    Auto,
-    /// pidmap(2)/fdmap(2) only.
-    Syscall,
-    /// /proc only; the syscalls are never issued.
-    Procfs,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(b: BackendArg) -> Backend {
-        match b {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Syscall => Backend::Syscall,
-            BackendArg::Procfs => Backend::Procfs,
-        }
-    }
+/// `--backend`'s values, parsed into the library's [`Backend`] by its
+/// own parser (the one `PIDMAP_BACKEND` goes through), each with its
+/// help line.
+#[must_use]
+pub fn backend_parser() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new([
+        PossibleValue::new("auto").help("The syscalls if the kernel has them, else /proc"),
+        PossibleValue::new("syscall").help("pidmap(2)/fdmap(2) only"),
+        PossibleValue::new("procfs").help("/proc only; the syscalls are never issued"),
+    ])
+    .try_map(|s| s.parse::<Backend>())
 }
 
 /// Output options of the listing subcommands.
@@ -164,56 +157,54 @@ pub enum Cmd {
     /// (htop's and top's keys: h lists them, q or F10 quits); with -b,
     /// --json or a stdout that is not a terminal, every task, one table
     /// per refresh, like `top -b`.
-    Top {
-        /// Batch mode: print refreshes instead of drawing the screen.
-        #[arg(short = 'b', long)]
-        batch: bool,
-        /// Only these processes (comma-separated or repeated), like `top -p`.
-        #[arg(
-            short = 'p',
-            long = "pid",
-            value_name = "PID",
-            value_delimiter = ',',
-            value_parser = parse_pid
-        )]
-        pids: Vec<Pid>,
-        /// Only tasks of this user (name or uid; the effective uid), like
-        /// `top -u`.
-        #[arg(short = 'u', long, value_name = "USER")]
-        user: Option<String>,
-        /// Start interactive mode showing threads, like `top -H` (batch
-        /// mode always lists every task).
-        #[arg(short = 'H', long)]
-        threads: bool,
-        /// Seconds between refreshes (the first one too, so that it shows
-        /// a delta), like `top -d`.
-        #[arg(
-            short = 'd',
-            long = "watch",
-            value_name = "SECONDS",
-            default_value = "3",
-            allow_negative_numbers = true,
-            value_parser = parse_interval
-        )]
-        interval: Duration,
-        /// Stop after this many refreshes, like `top -n` [default: never].
-        #[arg(
-            short = 'n',
-            long,
-            value_name = "N",
-            allow_negative_numbers = true,
-            value_parser = clap::value_parser!(u32).range(1..)
-        )]
-        iterations: Option<u32>,
-        #[command(flatten)]
-        kthreads: Kthreads,
-    },
-    /// Time the syscalls against /proc on this machine.
-    Bench {
-        /// Listings per measurement.
-        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
-        iterations: u32,
-    },
+    Top(TopArgs),
+}
+
+/// `pidmap top`'s flags.
+#[derive(Debug, Clone, Args)]
+pub struct TopArgs {
+    /// Batch mode: print refreshes instead of drawing the screen.
+    #[arg(short = 'b', long)]
+    pub batch: bool,
+    /// Only these processes (comma-separated or repeated), like `top -p`.
+    #[arg(
+    short = 'p',
+    long = "pid",
+    value_name = "PID",
+    value_delimiter = ',',
+    value_parser = parse_pid
+    )]
+    pub pids: Vec<Pid>,
+    /// Only tasks of this user (name or uid; the effective uid), like
+    /// `top -u`.
+    #[arg(short = 'u', long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Start interactive mode showing threads, like `top -H` (batch
+    /// mode always lists every task).
+    #[arg(short = 'H', long)]
+    pub threads: bool,
+    /// Seconds between refreshes (the first one too, so that it shows
+    /// a delta), like `top -d`.
+    #[arg(
+    short = 'd',
+    long = "watch",
+    value_name = "SECONDS",
+    default_value = "3",
+    allow_negative_numbers = true,
+    value_parser = parse_interval
+    )]
+    pub interval: Duration,
+    /// Stop after this many refreshes, like `top -n` [default: never].
+    #[arg(
+    short = 'n',
+    long,
+    value_name = "N",
+    allow_negative_numbers = true,
+    value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub iterations: Option<u32>,
+    #[command(flatten)]
+    pub kthreads: Kthreads,
 }
 
 /// A PID argument: a positive id, or `self`.

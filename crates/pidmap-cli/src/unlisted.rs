@@ -51,7 +51,7 @@ pub fn left_out(pm: &mut Pidmap, tids: &[i32]) -> Result<LeftOut, PmError> {
             Err(e) => {
                 out.groups += 1;
                 out.reason
-                    .get_or_insert_with(|| crate::report::error_line(&anyhow::Error::new(e)));
+                    .get_or_insert_with(|| crate::error::error_line(&anyhow::Error::new(e)));
             }
         }
     }

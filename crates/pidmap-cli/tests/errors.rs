@@ -98,7 +98,7 @@ fn a_failed_write_says_it_was_the_output() {
 /// A bad `PIDMAP_BACKEND` is a usage error: one line naming it, exit 2.
 #[test]
 fn a_bad_backend_variable_is_a_usage_error() {
-    for args in [&["procs"][..], &["info"], &["bench", "--iterations", "1"]] {
+    for args in [&["procs"][..], &["info"], &["top", "-b", "-n", "1"]] {
         let out = Command::new(bin())
             .args(args)
             .env("PIDMAP_BACKEND", "bogus")

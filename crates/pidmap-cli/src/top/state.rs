@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::top_columns::{Column, Shown};
-use crate::top_model::{self, Filter, Order};
-use crate::top_row::TopRow;
+use crate::top::columns::{Column, Shown};
+use crate::top::model::{self, Filter, Order};
+use crate::top::row::TopRow;
 
 /// What the keys do at the moment: the table, or an open screen, menu or
 /// prompt (Esc closes each without doing anything).
@@ -136,7 +136,7 @@ impl State {
             page: 1,
             message: None,
             hits: HitAreas::default(),
-            nice_of: crate::top_actions::current_nice,
+            nice_of: crate::top::actions::current_nice,
         }
     }
 
@@ -151,10 +151,10 @@ impl State {
             .cloned()
             .collect();
         self.rows = if self.tree {
-            top_model::tree(kept, self.order)
+            model::tree(kept, self.order)
         } else {
             let mut kept = kept;
-            top_model::sort(&mut kept, self.order);
+            model::sort(&mut kept, self.order);
             kept
         };
         if let Some(i) = self
@@ -211,7 +211,7 @@ impl State {
         let start = usize::from(skip_current);
         let hit = (start..n + start)
             .map(|k| (self.cursor + k) % n)
-            .find(|&i| top_model::matches_text(&self.rows[i], text));
+            .find(|&i| model::matches_text(&self.rows[i], text));
         if let Some(i) = hit {
             self.select(i);
         }
@@ -222,7 +222,7 @@ impl State {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::top_row::TopRow;
+    use crate::top::row::TopRow;
 
     pub(crate) fn rows(n: i32) -> Vec<TopRow> {
         (1..=n)

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
-use crate::top_actions::SIGNALS;
-use crate::top_columns::Column;
-use crate::top_model;
-use crate::top_state::{Mode, PromptKind, State};
+use crate::top::actions::SIGNALS;
+use crate::top::columns::Column;
+use crate::top::model;
+use crate::top::state::{Mode, PromptKind, State};
 
 /// What the event loop does after an event.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,7 +262,7 @@ impl State {
                 self.cmdline = !self.cmdline;
                 let on = self.cmdline;
                 for row in self.all.iter_mut() {
-                    top_model::set_command(row, on);
+                    model::set_command(row, on);
                 }
                 self.arrange();
             }
@@ -345,7 +345,7 @@ impl State {
                 let n = self.rows.len();
                 let hit = (1..=n)
                     .map(|k| (self.cursor + n - k) % n)
-                    .find(|&i| crate::top_model::matches_text(&self.rows[i], &text));
+                    .find(|&i| crate::top::model::matches_text(&self.rows[i], &text));
                 if let Some(i) = hit {
                     self.select(i);
                 }
@@ -422,7 +422,7 @@ impl State {
                 }
                 Err(e) => self.message = Some(e),
             },
-            PromptKind::FieldFilter => match crate::top_model::FieldFilter::parse(text) {
+            PromptKind::FieldFilter => match crate::top::model::FieldFilter::parse(text) {
                 Ok(f) => {
                     self.filter.fields.push(f);
                     self.arrange();
@@ -497,7 +497,7 @@ fn menu_move(code: KeyCode, cursor: usize, len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::top_model::Filter;
+    use crate::top::model::Filter;
     use crossterm::event::KeyEventState;
 
     fn press(s: &mut State, code: KeyCode) -> Effect {
@@ -518,7 +518,7 @@ mod tests {
     fn state() -> State {
         let mut s = State::new(Filter::default(), false, Duration::from_secs(3));
         s.order.key = Column::Pid;
-        s.all = crate::top_state::tests::rows(50);
+        s.all = crate::top::state::tests::rows(50);
         s.page = 10;
         // The fake rows' ids are real processes: use the rows' values.
         s.nice_of = |_| None;

@@ -1,7 +1,7 @@
 //! The interactive `pidmap top` (ratatui on crossterm): the event loop
 //! and the terminal. It samples, hands keys and mouse events to
-//! [`State`] (`top_input`), does what they ask (`top_actions`) and draws
-//! (`top_view`). The terminal is restored on every way out: quitting, an
+//! [`State`] (`input`), does what they ask (`actions`) and draws
+//! (`view`). The terminal is restored on every way out: quitting, an
 //! error, a panic, and SIGTERM, SIGHUP or SIGINT (after which the process
 //! dies of that signal, as it would have without the handler).
 
@@ -18,12 +18,12 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 use crate::host::Host;
-use crate::top_actions;
-use crate::top_columns::Column;
-use crate::top_input::Effect;
-use crate::top_model::{self, Filter, Sample, StateCounts};
-use crate::top_state::State;
-use crate::top_view::{self, Summary};
+use crate::top::actions;
+use crate::top::columns::Column;
+use crate::top::input::Effect;
+use crate::top::model::{self, Filter, Sample, StateCounts};
+use crate::top::state::State;
+use crate::top::view::{self, Summary};
 
 /// What a refresh needs of each task.
 const FIELDS: InfoFields = InfoFields::TGID
@@ -274,7 +274,7 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(out))?;
     term.clear()?;
     let mut next = prev_at + summary.first_refresh;
-    term.draw(|f| top_view::draw(f, &mut state, &summary))?;
+    term.draw(|f| view::draw(f, &mut state, &summary))?;
     loop {
         let sig = PENDING_SIGNAL.load(Ordering::Relaxed);
         if sig != 0 {
@@ -307,14 +307,14 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
                     thread_of,
                     sig,
                 } => {
-                    state.message = Some(top_actions::send_signal(pid, thread_of, sig));
+                    state.message = Some(actions::send_signal(pid, thread_of, sig));
                     // Show what the signal did soon.
                     next = next.min(Instant::now() + FIRST_REFRESH);
                 }
                 Effect::SignalTagged { targets, sig } => {
                     let results: Vec<String> = targets
                         .iter()
-                        .map(|&(pid, thread_of)| top_actions::send_signal(pid, thread_of, sig))
+                        .map(|&(pid, thread_of)| actions::send_signal(pid, thread_of, sig))
                         .collect();
                     // Each outcome, failures first (one line: the first
                     // failure and a count, or how many were signalled).
@@ -340,7 +340,7 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
                 }
                 Effect::Delay(d) => next = Instant::now() + d,
             }
-            term.draw(|f| top_view::draw(f, &mut state, &summary))?;
+            term.draw(|f| view::draw(f, &mut state, &summary))?;
             continue;
         }
         if Instant::now() < next {
@@ -363,13 +363,13 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         } else {
             None
         };
-        state.all = top_model::rows(&infos, &prev, now - prev_at, &now_host.memory, &mut |uid| {
+        state.all = model::rows(&infos, &prev, now - prev_at, &now_host.memory, &mut |uid| {
             names.get(uid).to_string()
         });
         let statm = [Column::Virt, Column::Shr]
             .iter()
             .any(|c| state.shown.contains(*c) || state.order.key == *c);
-        top_model::read_extras(&mut state.all, &opts.proc_root, statm, state.cmdline);
+        model::read_extras(&mut state.all, &opts.proc_root, statm, state.cmdline);
         summary.counts = StateCounts::of(state.all.iter().map(|r| r.state));
         state.arrange();
         summary.refreshes += 1;
@@ -378,7 +378,7 @@ pub fn run(mut pm: Pidmap, opts: Options) -> Result<()> {
         prev = Sample::of(&infos);
         prev_at = now;
         next = now + state.interval;
-        term.draw(|f| top_view::draw(f, &mut state, &summary))?;
+        term.draw(|f| view::draw(f, &mut state, &summary))?;
         if opts.iterations == Some(summary.refreshes) {
             return Ok(());
         }
@@ -393,10 +393,10 @@ fn renice(pm: &mut Pidmap, threads: bool, pid: i32, to: i32) -> String {
         let mut ids = Vec::new();
         match pm.fill(Query::threads(Target::Pid(Pid::from_raw(pid))), &mut ids) {
             Ok(()) => tids = ids.into_iter().map(i32::from).collect(),
-            Err(e) => return format!("renice {pid}: {}", crate::report::error_line(&e.into())),
+            Err(e) => return format!("renice {pid}: {}", crate::error::error_line(&e.into())),
         }
     }
-    top_actions::renice(pid, &tids, to)
+    actions::renice(pid, &tids, to)
 }
 
 /// Whether this run is interactive: stdout is a terminal, and neither

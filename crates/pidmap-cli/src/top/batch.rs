@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::output::{self, escape, json_name, nanos, SCHEMA};
-use crate::top_model::{self, StateCounts};
+use crate::top::model::{self, StateCounts};
 use crate::unlisted;
 
 /// What a refresh needs of each task.
@@ -73,7 +73,7 @@ pub fn run(
         if let Some(w) = unlisted::left_out(&mut pm, &tids)?.warning() {
             crate::report::warn(&format!("refresh {iteration}: {w}"));
         }
-        let counts = StateCounts::of(infos.iter().map(top_model::state_letter));
+        let counts = StateCounts::of(infos.iter().map(model::state_letter));
         infos.retain(keep);
         let elapsed = now - prev_at;
         let rows = rank(&infos, &prev);

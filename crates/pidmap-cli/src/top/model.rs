@@ -9,8 +9,8 @@ use std::time::Duration;
 use pidmap::{Pid, SystemMemory, TaskInfo};
 
 use crate::output::escape;
-use crate::top_columns::Column;
-use crate::top_row::TopRow;
+use crate::top::columns::Column;
+use crate::top::row::TopRow;
 
 /// How rows are ordered: by `key` in its natural order (ids and text up,
 /// numbers largest first, as top does); `reversed` flips it (top's `R`,

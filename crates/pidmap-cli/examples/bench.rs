@@ -1,34 +1,95 @@
-//! `pidmap bench`: time the syscalls against /proc on this machine. Which
-//! method is faster comes from the measurement, never from an assumption.
+//! Time the syscalls against /proc on this machine: each listing (every
+//! process, every task, a top-style refresh of every task's record, the
+//! caller's fds) by each method the machine has, and how each compares
+//! with the fastest of its listing. Which method is faster comes from the
+//! measurement, never from an assumption. Not part of the shipped
+//! `pidmap` binary:
+//!
+//! ```text
+//! cargo run --release -p pidmap-cli --example bench -- [--iterations N] [--json]
+//!     [--backend auto|syscall|procfs] [--proc-root PATH]
+//! ```
+//!
+//! `--backend procfs` (or `PIDMAP_BACKEND=procfs`) times /proc only, and
+//! `syscall` fails on a kernel without the calls. `--json` prints one
+//! document (`"command": "bench"`, the CLI's schema).
 
-use std::io::Write;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use clap::Parser;
 use pidmap::{ActiveBackend, Backend, Error as PmError, InfoFields, Pidmap, Query, Target};
 use serde::Serialize;
 
-use crate::output;
+/// Time the syscalls against /proc on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "bench")]
+struct Args {
+    /// Listings per measurement.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    iterations: u32,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// Which backend to compare with /proc [default: $PIDMAP_BACKEND, else auto].
+    #[arg(long, value_parser = pidmap_cli::backend_parser())]
+    backend: Option<Backend>,
+    /// Where procfs is mounted.
+    #[arg(long, value_name = "PATH", default_value = "/proc")]
+    proc_root: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let mut out = BufWriter::new(io::stdout().lock());
+    let result = Backend::from_env()
+        .map_err(anyhow::Error::from)
+        .and_then(|env| {
+            run(
+                args.backend.or(env),
+                &args.proc_root,
+                args.iterations,
+                args.json,
+                &mut out,
+            )
+        });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if pidmap_cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: {}", pidmap_cli::error_line(&e));
+            ExitCode::from(pidmap_cli::exit_status(&e))
+        }
+    }
+}
+
+/// Write one pretty JSON document and a newline.
+fn write_json(out: &mut dyn Write, doc: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, doc).map_err(io::Error::from)?;
+    writeln!(out)
+}
 
 /// One measurement.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub listing: &'static str,
-    pub method: &'static str,
-    pub ids: usize,
-    pub median_us: f64,
-    pub min_us: f64,
+struct Row {
+    listing: &'static str,
+    method: &'static str,
+    ids: usize,
+    median_us: f64,
+    min_us: f64,
 }
 
 /// How a method compares with the fastest one of its listing.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Ratio {
-    pub listing: &'static str,
-    pub slower: &'static str,
-    pub faster: &'static str,
+struct Ratio {
+    listing: &'static str,
+    slower: &'static str,
+    faster: &'static str,
     #[allow(clippy::struct_field_names, reason = "the JSON key `ratio` (schema 2)")]
-    pub ratio: f64,
+    ratio: f64,
 }
 
 #[derive(Serialize)]
@@ -44,7 +105,7 @@ struct Doc {
 
 /// Median and minimum of `iterations` timed calls of `f`, after one
 /// warm-up call; also the last call's result.
-pub fn time(iterations: u32, mut f: impl FnMut() -> Result<usize>) -> Result<(usize, f64, f64)> {
+fn time(iterations: u32, mut f: impl FnMut() -> Result<usize>) -> Result<(usize, f64, f64)> {
     let mut n = f()?;
     let mut samples = Vec::with_capacity(usize::try_from(iterations).unwrap_or(0));
     for _ in 0..iterations {
@@ -61,7 +122,7 @@ pub fn time(iterations: u32, mut f: impl FnMut() -> Result<usize>) -> Result<(us
 
 /// For each listing, every method against the one with the smallest
 /// median there.
-pub fn ratios(rows: &[Row]) -> Vec<Ratio> {
+fn ratios(rows: &[Row]) -> Vec<Ratio> {
     let mut listings: Vec<&'static str> = rows.iter().map(|r| r.listing).collect();
     listings.dedup();
     let mut out = Vec::new();
@@ -97,7 +158,7 @@ fn std_read_dir(path: &Path) -> Result<Vec<i32>> {
     clippy::too_many_lines,
     reason = "the timed cases one after another, then their table: one list, read in order"
 )]
-pub fn run(
+fn run(
     requested: Option<Backend>,
     proc_root: &Path,
     iterations: u32,
@@ -217,7 +278,7 @@ pub fn run(
     );
     let ratios = ratios(&rows);
     let doc = Doc {
-        schema: output::SCHEMA,
+        schema: pidmap_cli::SCHEMA,
         command: "bench",
         syscall_available: sc.is_some(),
         kernel_support: support.reason(),
@@ -226,7 +287,7 @@ pub fn run(
         ratios,
     };
     if json {
-        output::json(out, &doc)?;
+        write_json(out, &doc)?;
     } else {
         if doc.syscall_available {
             writeln!(out, "pidmap(2) is available: comparing it with /proc")?;
@@ -322,5 +383,59 @@ mod tests {
         .unwrap();
         assert_eq!((calls, n), (6, 6));
         assert!(min >= 1000.0 && med >= min, "{med} {min}");
+    }
+
+    #[test]
+    fn a_run_names_the_fastest_from_its_own_figures() {
+        let mut out = Vec::new();
+        run(Some(Backend::Procfs), Path::new("/proc"), 2, true, &mut out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["command"], "bench");
+        assert_eq!(doc["schema"], pidmap_cli::SCHEMA);
+        assert_eq!(
+            doc["syscall_available"], false,
+            "--backend procfs times /proc only"
+        );
+        let results = doc["results"].as_array().unwrap();
+        let listings: Vec<&str> = results
+            .iter()
+            .filter_map(|r| r["listing"].as_str())
+            .collect();
+        for l in ["procs", "tasks", "records", "fds"] {
+            assert!(listings.contains(&l), "{l} not timed: {listings:?}");
+        }
+        let ratios = doc["ratios"].as_array().unwrap();
+        assert!(!ratios.is_empty());
+        for r in ratios {
+            let median = |m: &serde_json::Value| {
+                results
+                    .iter()
+                    .find(|x| x["listing"] == r["listing"] && x["method"] == *m)
+                    .unwrap()["median_us"]
+                    .as_f64()
+                    .unwrap()
+            };
+            assert!(median(&r["faster"]) <= median(&r["slower"]), "{r}");
+        }
+        let mut text = Vec::new();
+        run(
+            Some(Backend::Procfs),
+            Path::new("/proc"),
+            2,
+            false,
+            &mut text,
+        )
+        .unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("(fastest here)"), "{text}");
+        assert!(text.contains("timing the /proc readers only"), "{text}");
+    }
+
+    #[test]
+    fn iterations_must_be_positive() {
+        assert!(Args::try_parse_from(["bench", "--iterations", "0"]).is_err());
+        let a = Args::try_parse_from(["bench", "--backend", "procfs"]).unwrap();
+        assert_eq!((a.backend, a.iterations), (Some(Backend::Procfs), 200));
+        assert!(Args::try_parse_from(["bench", "--backend", "nope"]).is_err());
     }
 }

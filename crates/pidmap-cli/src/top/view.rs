@@ -14,12 +14,12 @@ use ratatui::Frame;
 
 use crate::clock;
 use crate::host::{format_uptime, Host};
-use crate::top_actions::SIGNALS;
-use crate::top_columns::Column;
-use crate::top_input::HELP;
-use crate::top_meters;
-use crate::top_model::StateCounts;
-use crate::top_state::{HitAreas, Mode, PromptKind, State};
+use crate::top::actions::SIGNALS;
+use crate::top::columns::Column;
+use crate::top::input::HELP;
+use crate::top::meters;
+use crate::top::model::StateCounts;
+use crate::top::state::{HitAreas, Mode, PromptKind, State};
 
 /// The machine-wide numbers of the header, from the last refresh.
 #[derive(Debug, Default)]
@@ -82,7 +82,7 @@ fn header(state: &State, s: &Summary, width: u16) -> Vec<Line<'static>> {
         )),
     ];
     if state.per_cpu {
-        lines.extend(top_meters::lines(&s.cpus, usize::from(width)));
+        lines.extend(meters::lines(&s.cpus, usize::from(width)));
     } else {
         lines.push(cpu_line("%Cpu(s)", &s.cpu));
     }

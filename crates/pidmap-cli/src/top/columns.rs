@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::clock;
-use crate::top_row::TopRow;
+use crate::top::row::TopRow;
 
 /// A column of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
