@@ -35,6 +35,10 @@ struct Args {
     #[arg(long)]
     json: bool,
     /// Which backend to compare with /proc [default: $PIDMAP_BACKEND, else auto].
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
     #[arg(long, value_parser = pidmap_cli::backend_parser())]
     backend: Option<Backend>,
     /// Where procfs is mounted.

@@ -1,42 +1,13 @@
-//! The machine-wide numbers of `top`'s summary header: CPU times and
-//! memory from the library ([`SystemCpu`], [`SystemMemory`]), the load
-//! averages and uptime parsed here from `/proc/loadavg` and
-//! `/proc/uptime`. The parsers take the files' text, so that they are
-//! tested on fixed samples; [`Host::read`] reads the files.
+//! The machine-wide numbers of `top`'s summary header, all read by the
+//! library: CPU times and memory ([`SystemCpu`], [`SystemMemory`]), the
+//! load averages ([`LoadAverage`]) and the uptime ([`Uptime`]); and the
+//! uptime as top prints it.
 
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
-use pidmap::{SystemCpu, SystemMemory};
-
-/// The 1, 5 and 15 minute load averages.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Load(pub f64, pub f64, pub f64);
-
-impl Load {
-    /// `/proc/loadavg`'s text: `0.52 0.58 0.59 1/467 12345`.
-    pub fn parse(loadavg: &str) -> Result<Load> {
-        let mut it = loadavg.split_ascii_whitespace().map(|f| {
-            f.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| anyhow!("bad load average {f:?}"))
-        });
-        let mut next = || it.next().unwrap_or_else(|| Err(anyhow!("short loadavg")));
-        Ok(Load(next()?, next()?, next()?))
-    }
-}
-
-/// The first number of `/proc/uptime`: seconds since boot.
-pub fn parse_uptime(uptime: &str) -> Result<Duration> {
-    let first = uptime.split_ascii_whitespace().next().unwrap_or("");
-    first
-        .parse::<f64>()
-        .ok()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| anyhow!("bad uptime {first:?}"))
-}
+use anyhow::Result;
+use pidmap::{LoadAverage, SystemCpu, SystemMemory, Uptime};
 
 /// An uptime as top prints it: `up 7 min`, `up 1:05`, `up 3 days, 2:04`.
 pub fn format_uptime(up: Duration) -> String {
@@ -58,7 +29,7 @@ pub fn format_uptime(up: Duration) -> String {
 #[derive(Debug, Clone)]
 pub struct Host {
     pub uptime: Duration,
-    pub load: Load,
+    pub load: LoadAverage,
     /// All CPUs' times, and each CPU's.
     pub cpu: SystemCpu,
     pub memory: SystemMemory,
@@ -67,18 +38,9 @@ pub struct Host {
 impl Host {
     /// Read the files below `proc_root`.
     pub fn read(proc_root: &Path) -> Result<Host> {
-        let text = |name: &str| {
-            let path = proc_root.join(name);
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
-        };
-        let parsed = |name: &str, e: anyhow::Error| {
-            e.context(format!("parsing {}", proc_root.join(name).display()))
-        };
-        let uptime = parse_uptime(&text("uptime")?).map_err(|e| parsed("uptime", e))?;
-        let load = Load::parse(&text("loadavg")?).map_err(|e| parsed("loadavg", e))?;
         Ok(Host {
-            uptime,
-            load,
+            uptime: Uptime::read_from(proc_root)?.up,
+            load: LoadAverage::read_from(proc_root)?,
             cpu: SystemCpu::read_from(proc_root)?,
             memory: SystemMemory::read_from(proc_root)?,
         })
@@ -88,22 +50,6 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loadavg_and_uptime() {
-        assert_eq!(
-            Load::parse("5.89 3.10 1.28 8/112 11979\n").unwrap(),
-            Load(5.89, 3.10, 1.28)
-        );
-        assert!(Load::parse("5.89 3.10\n").is_err());
-        assert!(Load::parse("a b c\n").is_err());
-        assert_eq!(
-            parse_uptime("444.09 325.54\n").unwrap(),
-            Duration::from_millis(444_090)
-        );
-        assert!(parse_uptime("").is_err());
-        assert!(parse_uptime("-3 1").is_err());
-    }
 
     #[test]
     fn uptime_as_top_prints_it() {

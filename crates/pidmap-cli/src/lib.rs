@@ -70,14 +70,14 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<bool> {
         Cmd::Procs { listing } => listing::run(
             cli,
             "procs",
-            with_kthreads(Query::processes(), &listing.kthreads),
+            with_kthreads(Query::processes(), listing.kthreads),
             listing.columns(),
             out,
         ),
         Cmd::Tasks { listing } => listing::run(
             cli,
             "tasks",
-            with_kthreads(Query::all_tasks(), &listing.kthreads),
+            with_kthreads(Query::all_tasks(), listing.kthreads),
             listing.columns(),
             out,
         ),

@@ -18,7 +18,7 @@ use crate::tasks::{self, TaskRows};
 use crate::unlisted;
 
 /// `q`, without kernel threads when `--no-kthreads` says so.
-pub fn with_kthreads<'fd>(q: Query<'fd>, k: &Kthreads) -> Query<'fd> {
+pub fn with_kthreads(q: Query<'_>, k: Kthreads) -> Query<'_> {
     if k.no_kthreads {
         q.without_kthreads()
     } else {

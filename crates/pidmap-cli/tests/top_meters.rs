@@ -208,7 +208,7 @@ impl Loops {
             let pid = libc::pid_t::try_from(child.id()).unwrap();
             // SAFETY: `set` is a valid cpu_set_t of the size passed.
             let rc = unsafe {
-                libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set)
+                libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
             };
             assert_eq!(
                 rc,
@@ -253,9 +253,10 @@ fn a_bar_per_cpu_in_columns_that_follow_the_load() {
     assert_eq!(unique, cpus, "{screen}");
     for m in &shown {
         // Filled as far as the percentage says (rounded to a cell).
-        let want = m.percent / 100.0 * m.inner as f64;
+        let cells = |n: usize| f64::from(u32::try_from(n).unwrap());
+        let want = m.percent / 100.0 * cells(m.inner);
         assert!(
-            (m.filled() as f64 - want).abs() <= 1.0,
+            (cells(m.filled()) - want).abs() <= 1.0,
             "{m:?}: {} cells for {}%",
             m.filled(),
             m.percent

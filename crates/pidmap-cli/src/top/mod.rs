@@ -50,7 +50,7 @@ pub fn run(cli: &Cli, args: &TopArgs, out: &mut dyn Write) -> Result<bool> {
     }
     batch::run(
         open_with(cli, true)?,
-        with_kthreads(Query::all_tasks(), &args.kthreads),
+        with_kthreads(Query::all_tasks(), args.kthreads),
         batch::Options {
             interval: args.interval,
             iterations: args.iterations,

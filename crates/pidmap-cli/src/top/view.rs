@@ -67,9 +67,9 @@ fn header(state: &State, s: &Summary, width: u16) -> Vec<Line<'static>> {
         Line::from(format!(
             "pidmap top - {clock} {}, load average: {:.2}, {:.2}, {:.2}",
             format_uptime(h.uptime),
-            h.load.0,
-            h.load.1,
-            h.load.2
+            h.load.one,
+            h.load.five,
+            h.load.fifteen
         )),
         Line::from(format!(
             "{}: {:>4} total, {:>4} running, {:>4} sleeping, {:>4} stopped, {:>4} zombie",
