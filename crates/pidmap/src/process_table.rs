@@ -284,7 +284,7 @@ impl ProcessTable {
     /// between is left out).
     #[must_use]
     pub fn cpus_usage(&self) -> Vec<(u32, CpuPercent)> {
-        let (Some(now), Some(before)) = (&self.cpu, &self.cpu_before) else {
+        let (Some(now), Some(before)) = (self.cpu.as_ref(), self.cpu_before.as_ref()) else {
             return Vec::new();
         };
         now.per_cpu
