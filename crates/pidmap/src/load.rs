@@ -66,8 +66,8 @@ impl LoadAverage {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] when it
-    /// does not parse.
+    /// [`Error::Io`](crate::Error::Io) when the file cannot be read,
+    /// [`Error::Parse`](crate::Error::Parse) when it does not parse.
     pub fn read_from(proc_root: impl AsRef<Path>) -> Result<LoadAverage> {
         read_file(proc_root.as_ref(), "loadavg", LoadAverage::parse)
     }
@@ -144,8 +144,8 @@ impl Uptime {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] when it
-    /// does not parse.
+    /// [`Error::Io`](crate::Error::Io) when the file cannot be read,
+    /// [`Error::Parse`](crate::Error::Parse) when it does not parse.
     pub fn read_from(proc_root: impl AsRef<Path>) -> Result<Uptime> {
         read_file(proc_root.as_ref(), "uptime", Uptime::parse)
     }
