@@ -4,7 +4,7 @@
 //! `/proc/stat` and `/proc/meminfo`.
 #![cfg(feature = "fallback")]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -92,37 +92,54 @@ fn the_pids_are_those_of_a_readdir_of_proc() {
 fn each_row_is_its_stat() {
     let child = spawn(Command::new("sleep").arg("30"));
     let child_pid = i32::try_from(child.0.id()).unwrap();
-    // Until the child has exec'd, its name is still ours.
+    // Until the child has exec'd and gone to sleep, its name and state
+    // are still changing.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while stat(child_pid).is_none_or(|(name, _)| name != "sleep") {
+    while stat(child_pid).is_none_or(|(name, rest)| name != "sleep" || rest[0] != "S") {
         assert!(Instant::now() < deadline, "sleep did not start");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Each process's name, parent, flags and start time before and after
+    // the refresh: a row is compared when they did not change (no exec,
+    // rename or reparenting raced with it).
+    let snapshot = || -> BTreeMap<i32, (String, u64, u64, u64)> {
+        readdir_proc()
+            .into_iter()
+            .filter_map(|pid| {
+                let (name, rest) = stat(pid)?;
+                Some((
+                    pid,
+                    (name, field(&rest, 4), field(&rest, 9), field(&rest, 22)),
+                ))
+            })
+            .collect()
+    };
+    let before = snapshot();
     let mut t = table();
     t.refresh_processes().unwrap();
+    let after = snapshot();
     let page = u64::try_from(rustix::param::page_size()).unwrap();
     let mut compared = 0;
     for p in t.processes() {
-        let Some((name, rest)) = stat(p.pid.as_raw()) else {
-            continue; // gone since
+        let pid = p.pid.as_raw();
+        let (Some(then), Some(now)) = (before.get(&pid), after.get(&pid)) else {
+            continue; // born or gone meanwhile
         };
-        if ticks(field(&rest, 22)) != p.start_time {
-            continue; // the pid was reused since
+        if then != now {
+            continue; // changed meanwhile
         }
-        compared += 1;
+        let (name, ppid, flags, start) = now;
+        // Stable across the refresh: the row must say the same.
+        assert_eq!(ticks(*start), p.start_time, "{pid}");
         // A kernel worker's name says what it works on now
-        // (`kworker/u8:3-writeback`): it may change between the reads.
+        // (`kworker/u8:3-writeback`): it may change and change back.
         if !p.kernel_thread {
-            assert_eq!(name.as_bytes(), p.name.as_bytes(), "{}", p.pid);
+            assert_eq!(name.as_bytes(), p.name.as_bytes(), "{pid}");
         }
-        assert_eq!(field(&rest, 4), u64::try_from(p.ppid.as_raw()).unwrap());
-        assert_eq!(
-            field(&rest, 9) & 0x0020_0000 != 0,
-            p.kernel_thread,
-            "{}",
-            p.pid
-        );
+        assert_eq!(*ppid, u64::try_from(p.ppid.as_raw()).unwrap(), "{pid}");
+        assert_eq!(flags & 0x0020_0000 != 0, p.kernel_thread, "{pid}");
         assert!(p.cpu_percent.is_none(), "a first refresh has no CPU %");
+        compared += 1;
     }
     assert!(compared > 1, "compared only {compared} rows");
 
