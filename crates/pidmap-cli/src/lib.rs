@@ -5,6 +5,13 @@
 //! denied, syscall backend unavailable, /proc not mounted), 2 usage error
 //! (clap's full message). A closed stdout (`pidmap procs | head -1`) exits
 //! 0 quietly.
+//!
+//! This file parses and dispatches; each subcommand, with its JSON
+//! documents, is a module of its own: `listing` (`procs`, `tasks`),
+//! `targeted` (`threads`, `children`, `fds`), `info` and `top` (a folder:
+//! the interactive screen and the batch output). `backend` opens the
+//! handle every command uses from `--backend`, `PIDMAP_BACKEND` and
+//! `--proc-root`; `error` formats every error, `report` the warnings.
 
 mod args;
 mod backend;
