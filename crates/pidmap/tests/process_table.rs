@@ -248,3 +248,54 @@ fn without_kernel_threads_and_system_totals() {
     assert!(me.run_time(up) <= up && me.start_time <= up);
     assert!(t.load_average().unwrap().tasks > 0);
 }
+
+/// What a sysinfo user had: the same processes (less the races) with the
+/// same parents, from sysinfo's own reading of /proc.
+#[test]
+fn the_processes_and_parents_are_sysinfo_s() {
+    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
+    let sysinfo_processes = || -> BTreeMap<i32, i32> {
+        let mut sys = System::new();
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.processes()
+            .iter()
+            .filter(|(_, p)| p.thread_kind() != Some(sysinfo::ThreadKind::Userland))
+            .map(|(pid, p)| {
+                let parent = p.parent().map_or(0, sysinfo::Pid::as_u32);
+                (
+                    i32::try_from(pid.as_u32()).unwrap(),
+                    i32::try_from(parent).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let mut t = table();
+    let before = sysinfo_processes();
+    t.refresh_processes().unwrap();
+    let after = sysinfo_processes();
+    let mut compared = 0;
+    for (pid, parent) in &before {
+        if after.get(pid) != Some(parent) {
+            continue; // gone, reused or reparented meanwhile
+        }
+        let p = t
+            .process(Pid::new(*pid).unwrap())
+            .unwrap_or_else(|| panic!("{pid} is in sysinfo's listings but not ours"));
+        assert_eq!(p.ppid.as_raw(), *parent, "{pid}");
+        compared += 1;
+    }
+    assert!(compared > 1, "compared only {compared}");
+    for p in t.processes() {
+        let pid = p.pid.as_raw();
+        if !before.contains_key(&pid) && !after.contains_key(&pid) {
+            assert!(
+                stat(pid).is_none(),
+                "{pid} is listed, alive, and not in sysinfo's"
+            );
+        }
+    }
+}
