@@ -1,13 +1,16 @@
 #!/bin/sh
-# The procps bench: each command with pidmap(2)/pidmap_info(2) and with
-# LIBPROC_NO_PIDMAP=1, alternately, RUNS times each, on three workloads:
+# The procps and htop bench: each command with pidmap(2)/pidmap_info(2)
+# and with LIBPROC_NO_PIDMAP=1 HTOP_NO_PIDMAP=1, alternately, RUNS times
+# each, on three workloads:
 # about 250 tasks in about 130 processes (what the guest has, topped up
 # with park-threads), 100 processes x 100 threads and 1000 x 10.
 #
 #   bench.sh DIR RUNS COMMAND...
 #
 # DIR holds the patched tools, workload and park-threads; each COMMAND is
-# one string of words whose first is a tool in DIR. Prints one line per
+# one string of words whose first is a tool in DIR. htop runs under
+# htopscreen on a 50 x 200 terminal with its default settings (written by
+# its first run to a file of its own, HTOPRC). Prints one line per
 # run: CLIENTS-BENCH WORKLOAD pidmap|proc COMMAND NS, NS from `workload
 # time` (CLOCK_MONOTONIC, so instructions on the instruction clock).
 set -u
@@ -16,6 +19,7 @@ runs=$2
 shift 2
 # top -b sets up the terminal "dumb": its terminfo entry (no database here)
 [ -d "$dir/terminfo" ] && export TERMINFO="$dir/terminfo"
+export HTOPRC=/tmp/clients-bench-htoprc
 cmds=/tmp/clients-bench.cmds
 : > "$cmds"
 for c in "$@"; do
@@ -25,21 +29,38 @@ done
 tasks() { ls -d /proc/[0-9]*/task/[0-9]* | wc -l; }
 procs() { ls -d /proc/[0-9]* | wc -l; }
 
+# timed [ENV...] -- PROG ARGS...: the ns of one run of DIR/PROG
+timed() {
+	envv=""
+	while [ "$1" != -- ]; do
+		envv="$envv $1"
+		shift
+	done
+	shift
+	prog=$1
+	shift
+	if [ "$prog" = htop ]; then
+		set -- "$dir/htopscreen" 50 200 "$dir/htop" "$@"
+	else
+		set -- "$dir/$prog" "$@"
+	fi
+	# shellcheck disable=SC2086 # the assignments
+	env $envv "$dir/workload" time "$@"
+}
+
 measure() {
 	work=$1
 	echo "CLIENTS-BENCH-WORKLOAD $work: $(procs) processes, $(tasks) tasks"
 	while read -r c; do
 		# shellcheck disable=SC2086 # the command's words
 		set -- $c
-		prog=$1
-		shift
 		# one untimed run each, so both start with warm caches
-		"$dir/workload" time "$dir/$prog" "$@" > /dev/null || exit 1
-		LIBPROC_NO_PIDMAP=1 "$dir/workload" time "$dir/$prog" "$@" > /dev/null || exit 1
+		timed -- "$@" > /dev/null || exit 1
+		timed LIBPROC_NO_PIDMAP=1 HTOP_NO_PIDMAP=1 -- "$@" > /dev/null || exit 1
 		i=0
 		while [ "$i" -lt "$runs" ]; do
-			a=$("$dir/workload" time "$dir/$prog" "$@") || exit 1
-			b=$(LIBPROC_NO_PIDMAP=1 "$dir/workload" time "$dir/$prog" "$@") || exit 1
+			a=$(timed -- "$@") || exit 1
+			b=$(timed LIBPROC_NO_PIDMAP=1 HTOP_NO_PIDMAP=1 -- "$@") || exit 1
 			echo "CLIENTS-BENCH $work pidmap $c $a"
 			echo "CLIENTS-BENCH $work proc $c $b"
 			i=$((i + 1))

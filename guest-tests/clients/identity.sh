@@ -1,17 +1,26 @@
 #!/bin/sh
-# The procps identity test: ps, top, pgrep and pidof must print exactly the
-# same with pidmap(2)/pidmap_info(2) as without them.
+# The procps and htop identity test: ps, top, pgrep, pidof and htop must
+# print exactly the same with pidmap(2)/pidmap_info(2) as without them.
 #
 #   identity.sh guest DIR
-#	DIR holds the patched ps, top, pgrep, pidof and workload (the patched
-#	kernel). Each command runs with the calls and with LIBPROC_NO_PIDMAP=1;
+#	DIR holds the patched ps, top, pgrep, pidof and htop, workload,
+#	htopscreen, htoprc and terminfo (the patched kernel). Each command
+#	runs with the calls and with LIBPROC_NO_PIDMAP=1 HTOP_NO_PIDMAP=1;
 #	a seccomp filter that kills on the calls' numbers proves that each
-#	tool issues them (and that the variable turns them off), one that
+#	tool issues them (and that the variables turn them off), one that
 #	fails them with EPERM that the fallback then prints what the
 #	disabled run prints.
 #   identity.sh host DIR UPSTREAM_DIR
-#	a kernel without the calls: the patched build (DIR) against upstream's
-#	own build of the same release (UPSTREAM_DIR).
+#	a kernel without the calls: the patched builds (DIR) against
+#	upstream's own builds of the same releases (UPSTREAM_DIR).
+#
+# htop has no batch mode: it runs once (-n 1) under htopscreen, a pty of
+# 500 x 250 and a text terminal, and its screen is compared from its
+# header line down, in three views (htoprc and two made from it): every
+# task with the columns the records carry; the same with threads hidden
+# (process rows from the process records, the group's times); and with
+# PGRP, SESSION, TTY and TPGID, columns the records lack (stat read, the
+# listing from records).
 #
 # Runs as root. Each command runs as root and as uid 65534 (through
 # `runas`, found in PATH or in DIR), on /proc as mounted and then on /proc
@@ -53,13 +62,24 @@ mkdir -p "$HOME"
 [ -d "$dir/terminfo" ] && export TERMINFO="$dir/terminfo"
 
 # A: the build under test with the calls; B: without them. (`env` takes
-# one assignment either way; LIBPROC_UNUSED means nothing to procps.)
+# assignments either way; LIBPROC_UNUSED means nothing to procps or htop.)
 a_env="LIBPROC_UNUSED=1"
 if [ "$mode" = guest ]; then
-	b_env="LIBPROC_NO_PIDMAP=1"
+	b_env="LIBPROC_NO_PIDMAP=1 HTOP_NO_PIDMAP=1"
 else
 	b_env="LIBPROC_UNUSED=1"
 fi
+# htop's settings: $work/htoprc.VIEW, copied to a file of each run's own
+# (htop rewrites its file when it finds reason to); uid 65534 reads them.
+chmod 755 "$work"
+cp "$dir/htoprc" "$work/htoprc.main"
+sed 's/^hide_userland_threads=0$/hide_userland_threads=1/' "$dir/htoprc" > "$work/htoprc.procs"
+sed 's/^screen:Main=PID PPID /screen:Main=PID PPID PGRP SESSION TTY TPGID /' "$dir/htoprc" > "$work/htoprc.stat"
+if cmp -s "$work/htoprc.main" "$work/htoprc.procs" || cmp -s "$work/htoprc.main" "$work/htoprc.stat"; then
+	echo "FAIL: the htop views are not made from htoprc"
+	exit 1
+fi
+export HTOPRC="$work/htoprc.run"
 # Words put before A's and B's program (a seccomp filter), and the uid to
 # run as.
 a_wrap=""
@@ -78,24 +98,36 @@ bad() {
 
 # run OUT PIDCOL BINDIR ENV WRAP PROG ARGS...: OUT gets the output, without
 # the line of the command's own pid (column PIDCOL), and its exit status.
+# PROG htop: ARGS is the settings file of the view; htop runs once under
+# htopscreen (whose pid is the command's), and its own line, the one whose
+# PPID is htopscreen, is left out too.
 run() {
 	out=$1 col=$2 bindir=$3 envv=$4 wrap=$5 prog=$6
 	shift 6
 	if [ -n "$as" ]; then
 		wrap="$runas $as $wrap"
 	fi
-	# shellcheck disable=SC2086 # $wrap is a list of words
-	env "$envv" $wrap "$bindir/$prog" "$@" > "$out.raw" 2>&1 &
+	if [ "$prog" = htop ]; then
+		cp "$1" "$HTOPRC"
+		chmod 644 "$HTOPRC"
+		set -- "$dir/htopscreen" 500 250 "$bindir/htop" -n 1
+	else
+		set -- "$bindir/$prog" "$@"
+	fi
+	# shellcheck disable=SC2086 # $envv and $wrap are lists of words
+	env $envv $wrap "$@" > "$out.raw" 2>&1 &
 	pid=$!
 	wait "$pid"
 	rc=$?
-	if [ "$prog" = top ]; then
-		sed -n '/^ *PID /,$p' "$out.raw" > "$out.rows"
+	if [ "$prog" = top ] || [ "$prog" = htop ]; then
+		sed -n '/^ *PID/,$p' "$out.raw" > "$out.rows"
 		mv "$out.rows" "$out.raw"
 	fi
 	isps=0
 	[ "$prog" = ps ] && isps=1
-	awk -v p="$pid" -v c="$col" -v keep="$members" -v ps="$isps" \
+	ishtop=0
+	[ "$prog" = htop ] && ishtop=1
+	awk -v p="$pid" -v c="$col" -v keep="$members" -v ps="$isps" -v htop="$ishtop" \
 		"$mask_awk" "$out.raw" > "$out"
 	echo "exit status $rc" >> "$out"
 }
@@ -113,22 +145,24 @@ run() {
 #   while /proc is read with readdir() than with pidmap(2), so its R or I
 #   says when ps looked. The members' STAT is compared.
 # - top's %CPU (over its interval) and TIME+ (hundredths of a second),
-#   and pidsdump's TICS, on the lines of processes that are not members:
-#   they move for a process that runs, such as this test's shells and the
-#   kernel threads. top's S column, which it takes from the records, is
-#   compared on every line.
+#   htop's TIME+, UTIME+ and STIME+, and pidsdump's TICS, on the lines of
+#   processes that are not members (for htop: of tasks that are not, a
+#   member's threads included): they move for a task that runs, such as
+#   this test's shells and the kernel threads. top's S column and htop's,
+#   which they take from the records, are compared on every line.
 # A starred column's padding changes with the width of what it hid: the
 # whitespace on both sides of it is made one space.
 mask_awk='
 BEGIN { n = split(keep, k, ","); for (i = 1; i <= n; i++) member[k[i]] = 1 }
 $c == p { next }
+htop && $2 == p { next }
 !header && /PID/ {
 	header = 1
 	for (i = 1; i <= NF; i++) {
 		if (ps && ($i == "%CPU" || $i == "C"))
 			all[i] = 1
 		if ((ps && ($i == "STAT" || $i == "S")) ||
-		    (!ps && ($i == "%CPU" || $i == "TIME+" || $i == "TICS")))
+		    (!ps && ($i == "%CPU" || $i == "TIME+" || $i == "UTIME+" || $i == "STIME+" || $i == "TICS")))
 			other[i] = 1
 	}
 }
@@ -211,6 +245,9 @@ commands() {
 	compare "pgrep -a ." 1 pgrep -a .
 	compare "pidof" 1 pidof plain "two words" "x y (z) w" threaded "nobody proc" workload
 	compare "pidsdump (libproc2: stat and status items a record carries)" 1 pidsdump
+	compare "htop (every task, columns the records carry)" 1 htop "$work/htoprc.main"
+	compare "htop (threads hidden: process records)" 1 htop "$work/htoprc.procs"
+	compare "htop (PGRP SESSION TTY TPGID: stat read)" 1 htop "$work/htoprc.stat"
 }
 
 # What a command under a seccomp filter does: `sigsys` if the filter killed
@@ -218,7 +255,8 @@ commands() {
 under_seccomp() {
 	action=$1 nrs=$2 envv=$3
 	shift 3
-	env "$envv" "$dir/workload" seccomp "$action" "$nrs" "$@" > "$work/sec.out" 2>&1
+	# shellcheck disable=SC2086 # $envv is a list of assignments
+	env $envv "$dir/workload" seccomp "$action" "$nrs" "$@" > "$work/sec.out" 2>&1
 	rc=$?
 	if [ "$rc" -eq $((128 + 31)) ]; then
 		echo sigsys
@@ -260,6 +298,24 @@ seccomp_checks() {
 	else
 		bad "pidsdump did not call pidmap_info(2) (status $got)"
 	fi
+	# htop lists with pidmap_info(2) (the records for every view), and
+	# HTOP_NO_PIDMAP=1 turns it off.
+	for hv in main procs stat; do
+		cp "$work/htoprc.$hv" "$HTOPRC"
+		got=$(under_seccomp kill 474 "$a_env" "$dir/htopscreen" 500 250 "$dir/htop" -n 1)
+		if [ "$got" = sigsys ]; then
+			ok "htop ($hv view) issues pidmap_info(2) (killed by the filter)"
+		else
+			bad "htop ($hv view) did not issue pidmap_info(2) (status $got under the killing filter)"
+		fi
+		got=$(under_seccomp kill 473,474 "HTOP_NO_PIDMAP=1" "$dir/htopscreen" 500 250 "$dir/htop" -n 1)
+		if [ "$got" = 0 ]; then
+			ok "htop ($hv view) with HTOP_NO_PIDMAP=1 issues neither call"
+		else
+			bad "htop ($hv view) with HTOP_NO_PIDMAP=1: status $got under the killing filter"
+			head -5 "$work/sec.out"
+		fi
+	done
 	# Refused with EPERM, as a container's filter would: the fallback
 	# prints what the disabled run prints. The disabled run goes through
 	# the same filter (it never issues the calls), so that both start the
@@ -272,6 +328,7 @@ seccomp_checks() {
 	compare "ps aux" 2 ps aux
 	compare "top -b -n 1" 1 top -b -n 1
 	compare "pidof" 1 pidof plain "two words" "x y (z) w" threaded "nobody proc" workload
+	compare "htop (every task, columns the records carry)" 1 htop "$work/htoprc.main"
 	a_wrap=""
 	b_wrap=""
 }

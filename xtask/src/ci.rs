@@ -187,10 +187,11 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
             "qemu-test (patched)",
             Box::new(|| suite(&kernel(false, false))),
         ));
-        // The patched kernel is built by the stage above; about 2.5 min on
-        // a fresh clone (two static procps builds, one short boot).
+        // The patched kernel is built by the stage above; about 5 min on a
+        // fresh clone (two static procps and two static htop builds, one
+        // short boot).
         stages.push((
-            "clients: procps identical with and without the calls (host, patched guest)",
+            "clients: procps and htop identical with and without the calls (host, patched guest)",
             Box::new(|| {
                 crate::clients::run_clients(&crate::clients::ClientsArgs {
                     host_test: true,
@@ -198,6 +199,7 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
                     bench: false,
                     wall_clock: false,
                     runs: 5,
+                    only: None,
                 })
             }),
         ));
