@@ -5,6 +5,7 @@ mod args;
 mod config;
 mod exposition;
 mod extras;
+mod id_hash;
 mod label;
 mod read_error;
 mod scrape;

@@ -6,13 +6,13 @@
 //! crate's fast path for monitors: one lists processes, the other tasks,
 //! so each keeps its own files open from one scrape to the next.
 
-use std::collections::HashMap;
 use std::io;
 use std::time::Duration;
 
 use pidmap::{Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
 
-use crate::extras::{Extras, ExtrasReader, Wants};
+use crate::extras::{Extras, ExtrasReader, Task, Wants};
+use crate::id_hash::IdMap;
 use crate::read_error::ReadError;
 
 /// One process as its `/proc/PID/stat` shows it.
@@ -34,14 +34,19 @@ pub struct ProcessRecord {
     pub euid: Option<u32>,
 }
 
+/// A task's name: at most 63 bytes, kept inline.
+pub type Name = pidmap::Comm;
+
 /// One thread of a process.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct ThreadRecord {
     pub tid: i32,
     pub state: u8,
     pub user: Duration,
     pub system: Duration,
-    pub comm: Vec<u8>,
+    /// Since boot.
+    pub start: Duration,
+    pub comm: Name,
 }
 
 /// A [`ReadError`] from the crate's error, with its causes.
@@ -169,20 +174,22 @@ impl Source {
         &mut self,
         pids: &[i32],
         whole_listing: bool,
-        out: &mut HashMap<i32, Vec<ThreadRecord>>,
+        out: &mut IdMap<i32, Vec<ThreadRecord>>,
         errors: &mut Vec<ReadError>,
     ) {
         out.clear();
-        let fields = InfoFields::TGID | InfoFields::STATE | InfoFields::CPU_TIME | InfoFields::COMM;
+        let fields = InfoFields::TGID
+            | InfoFields::STATE
+            | InfoFields::CPU_TIME
+            | InfoFields::START_TIME
+            | InfoFields::COMM;
         let thread = |t: &pidmap::TaskInfo| ThreadRecord {
             tid: t.tid.as_raw(),
             state: letter(t.state),
             user: t.utime.unwrap_or_default(),
             system: t.stime.unwrap_or_default(),
-            comm: t
-                .comm
-                .as_ref()
-                .map_or(Vec::new(), |c| c.as_bytes().to_vec()),
+            start: t.start_time.unwrap_or_default(),
+            comm: t.comm.unwrap_or_default(),
         };
         if whole_listing {
             match self
@@ -227,22 +234,15 @@ impl Source {
     }
 
     /// The values of `/proc` files the records do not carry, for a process
-    /// (`thread` false, `tid == tgid`) or one of its threads; `false` if
-    /// the task is gone.
-    #[allow(
-        clippy::similar_names,
-        reason = "tgid and tid are the kernel's names for the two ids"
-    )]
+    /// or one of its threads; `false` if the task is gone.
     pub fn extras(
         &mut self,
-        tgid: i32,
-        tid: i32,
-        thread: bool,
+        task: Task,
         wants: Wants,
         out: &mut Extras,
         errors: &mut Vec<ReadError>,
     ) -> bool {
-        self.extras.read(tgid, tid, thread, wants, out, errors)
+        self.extras.read(task, wants, out, errors)
     }
 
     /// End a scrape's extras: close the files of tasks it did not read.
@@ -256,6 +256,11 @@ impl Source {
     }
 
     /// How many fds process `pid` has open; `Ok(None)` if it is gone.
+    ///
+    /// A listing, as process-exporter counts them: the size `stat(2)`
+    /// gives a `/proc` fd directory (Linux 6.2 and later) is cheaper but
+    /// also counts fds a system call has reserved and not yet filled (a
+    /// thread blocked in `accept(2)` holds one).
     pub fn open_fds(&mut self, pid: i32) -> Result<Option<usize>, ReadError> {
         let Ok(target) = Pid::try_from(pid) else {
             return Ok(None);

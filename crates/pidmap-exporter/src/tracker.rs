@@ -17,16 +17,18 @@
 //!   `--once` shows real totals. Rates are the same.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::{Config, ProcessFacts};
-use crate::extras::{Extras, Wants};
+use crate::extras::{Extras, Task, Wants};
+use crate::id_hash::IdMap;
 use crate::label::label_value;
 use crate::read_error::ReadError;
 use crate::snapshot::{
     CounterValues, ErrorCounts, GroupSnapshot, Snapshot, States, ThreadNameSnapshot,
 };
-use crate::source::{self, ProcessRecord, Source, ThreadRecord};
+use crate::source::{self, Name, ProcessRecord, Source, ThreadRecord};
 
 /// A task's counters as its files show them (totals since it started).
 #[derive(Debug, Clone, Copy, Default)]
@@ -113,12 +115,16 @@ struct Tracked {
     /// The scrape that last saw it.
     seen: u64,
     counts: Counts,
-    threads: HashMap<i32, ThreadSeen>,
+    threads: IdMap<i32, ThreadSeen>,
 }
 
 struct ThreadSeen {
     seen: u64,
     counts: Counts,
+    /// Its name, and that name as a label value (made again only when
+    /// the name changes).
+    comm: Name,
+    label: Arc<str>,
 }
 
 /// A group's counters, kept across scrapes.
@@ -126,7 +132,7 @@ struct GroupTotals {
     label: String,
     counts: Counts,
     /// Per thread name (label value).
-    threads: BTreeMap<String, Counts>,
+    threads: BTreeMap<Arc<str>, Counts>,
 }
 
 /// Options that change what is read.
@@ -151,7 +157,7 @@ pub struct Tracker {
     options: TrackerOptions,
     boot_time: u64,
     scrape: u64,
-    procs: HashMap<(i32, Duration), Tracked>,
+    procs: IdMap<(i32, Duration), Tracked>,
     groups: Vec<GroupTotals>,
     group_index: HashMap<Vec<u8>, usize>,
     usernames: HashMap<u32, Vec<u8>>,
@@ -160,7 +166,7 @@ pub struct Tracker {
     logged_this_scrape: u64,
     // Buffers reused from one scrape to the next.
     records: Vec<ProcessRecord>,
-    thread_records: HashMap<i32, Vec<ThreadRecord>>,
+    thread_records: IdMap<i32, Vec<ThreadRecord>>,
 }
 
 impl Tracker {
@@ -170,14 +176,14 @@ impl Tracker {
             options,
             boot_time,
             scrape: 0,
-            procs: HashMap::new(),
+            procs: IdMap::default(),
             groups: Vec::new(),
             group_index: HashMap::new(),
             usernames: HashMap::new(),
             errors: ErrorCounts::default(),
             logged_this_scrape: 0,
             records: Vec::new(),
-            thread_records: HashMap::new(),
+            thread_records: IdMap::default(),
         }
     }
 
@@ -220,7 +226,7 @@ impl Tracker {
         let scrape = self.scrape;
         // Name the new processes (and, with -recheck, those no entry
         // matched before).
-        let by_pid: HashMap<i32, usize> = records
+        let by_pid: IdMap<i32, usize> = records
             .iter()
             .enumerate()
             .map(|(i, r)| (r.pid, i))
@@ -334,9 +340,7 @@ impl Tracker {
             let key = (record.pid, record.start);
             let before = extra_errors.len();
             if !source.extras(
-                record.pid,
-                record.pid,
-                false,
+                Task::Process(record.pid),
                 process_wants,
                 &mut extras,
                 &mut extra_errors,
@@ -367,7 +371,7 @@ impl Tracker {
             }
             view.states.add(record.state);
             if let Some(w) = &extras.wchan {
-                *view.wchans.entry(w.clone()).or_default() += 1;
+                count_wchan(&mut view.wchans, w);
             }
             let mut counts = Counts::new(record.user, record.system, &extras);
             let threads = thread_records.get(&record.pid).filter(|t| t.len() > 1);
@@ -379,10 +383,14 @@ impl Tracker {
                 counts.voluntary = 0;
                 counts.involuntary = 0;
                 for t in threads {
+                    let task = Task::Thread {
+                        tgid: record.pid,
+                        tid: t.tid,
+                        state: t.state,
+                        start: t.start,
+                    };
                     if !source.extras(
-                        record.pid,
-                        t.tid,
-                        true,
+                        task,
                         thread_wants,
                         &mut thread_extras,
                         &mut thread_extra_errors,
@@ -391,23 +399,33 @@ impl Tracker {
                     }
                     view.states.add(t.state);
                     if let Some(w) = &thread_extras.wchan {
-                        *view.wchans.entry(w.clone()).or_default() += 1;
+                        count_wchan(&mut view.wchans, w);
                     }
                     counts.voluntary += thread_extras.voluntary_switches;
                     counts.involuntary += thread_extras.involuntary_switches;
-                    let name = label_value(&t.comm);
-                    *view.thread_counts.entry(name.clone()).or_default() += 1;
-                    let seen = tracked.threads.entry(t.tid).or_insert(ThreadSeen {
+                    let seen = tracked.threads.entry(t.tid).or_insert_with(|| ThreadSeen {
                         seen: scrape,
                         counts: Counts::default(),
+                        comm: t.comm,
+                        label: label_value(t.comm.as_bytes()).into(),
                     });
                     seen.seen = scrape;
+                    if seen.comm != t.comm {
+                        seen.comm = t.comm;
+                        seen.label = label_value(t.comm.as_bytes()).into();
+                    }
+                    match view.thread_counts.get_mut(&seen.label) {
+                        Some(n) => *n += 1,
+                        None => {
+                            view.thread_counts.insert(seen.label.clone(), 1);
+                        }
+                    }
                     let now = Counts::new(t.user, t.system, &thread_extras);
-                    totals
-                        .threads
-                        .entry(name)
-                        .or_default()
-                        .add_since(&now, &mut seen.counts);
+                    let name_totals = match totals.threads.get_mut(&seen.label) {
+                        Some(c) => c,
+                        None => totals.threads.entry(seen.label.clone()).or_default(),
+                    };
+                    name_totals.add_since(&now, &mut seen.counts);
                 }
                 tracked.threads.retain(|_, t| t.seen == scrape);
             }
@@ -463,7 +481,11 @@ impl Tracker {
                 pss_bytes: view.pss,
                 swap_pss_bytes: view.swap_pss,
                 states: view.states,
-                wchans: view.wchans.into_iter().collect(),
+                wchans: view
+                    .wchans
+                    .into_iter()
+                    .map(|(w, n)| (w.to_string(), n))
+                    .collect(),
                 // Whole seconds, as process-exporter's `Time.Unix()`.
                 oldest_start: view.oldest_start.map_or(0.0, f64::floor),
                 open_fds: view.fds,
@@ -472,7 +494,7 @@ impl Tracker {
                     .threads
                     .iter()
                     .map(|(name, counts)| ThreadNameSnapshot {
-                        name: name.clone(),
+                        name: name.to_string(),
                         count: view.thread_counts.get(name).copied().unwrap_or(0),
                         counters: counts.values(),
                     })
@@ -536,7 +558,7 @@ impl Tracker {
         &mut self,
         record: &ProcessRecord,
         records: &[ProcessRecord],
-        by_pid: &HashMap<i32, usize>,
+        by_pid: &IdMap<i32, usize>,
     ) -> Option<usize> {
         let mut chain = HashSet::new();
         let mut ppid = record.ppid;
@@ -576,7 +598,7 @@ impl Tracked {
             group,
             seen,
             counts: Counts::default(),
-            threads: HashMap::new(),
+            threads: IdMap::default(),
         }
     }
 }
@@ -592,10 +614,21 @@ struct GroupView {
     pss: u64,
     swap_pss: u64,
     states: States,
-    wchans: BTreeMap<String, u64>,
+    wchans: BTreeMap<Arc<str>, u64>,
     oldest_start: Option<f64>,
     fds: u64,
     worst_fd_ratio: f64,
-    thread_counts: HashMap<String, u64>,
+    thread_counts: HashMap<Arc<str>, u64>,
     errors: Vec<ReadError>,
+}
+
+/// One more task waiting in `wchan` (the name is copied only the first
+/// time).
+fn count_wchan(wchans: &mut BTreeMap<Arc<str>, u64>, wchan: &Arc<str>) {
+    match wchans.get_mut(wchan) {
+        Some(n) => *n += 1,
+        None => {
+            wchans.insert(wchan.clone(), 1);
+        }
+    }
 }
