@@ -20,6 +20,11 @@ shift 2
 # top -b sets up the terminal "dumb": its terminfo entry (no database here)
 [ -d "$dir/terminfo" ] && export TERMINFO="$dir/terminfo"
 export HTOPRC=/tmp/clients-bench-htoprc
+# htopscreen opens a pty: the guest's /dev has no devpts of its own.
+if [ ! -e /dev/pts/ptmx ]; then
+	mkdir -p /dev/pts
+	mount -t devpts devpts /dev/pts || { echo "FAIL: cannot mount devpts"; exit 1; }
+fi
 cmds=/tmp/clients-bench.cmds
 : > "$cmds"
 for c in "$@"; do

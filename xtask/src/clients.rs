@@ -573,7 +573,7 @@ fn guest_test(builds: &Builds) -> Result<()> {
 /// terminal; `-n 1` scans three times (twice at start, 75 ms apart, then
 /// before its one frame), and each further frame of `-d 1` scans once and
 /// first waits 100 ms for a key (its shortest delay), which the guest
-/// clock counts too: one refresh is their difference over 20, less 100 ms.
+/// clock counts too: one refresh is their difference over 10, less 100 ms.
 const BENCH_COMMANDS: [&str; 12] = [
     "ps -e",
     "ps -ef",
@@ -586,14 +586,14 @@ const BENCH_COMMANDS: [&str; 12] = [
     "pgrep -a .",
     "pidof park-threads",
     "htop -n 1",
-    "htop -d 1 -n 21",
+    "htop -d 1 -n 11",
 ];
 
 /// One refresh from two runs of a command: (label, the run of one frame,
-/// the run of 21, what each further frame waits, in ns).
-const REFRESHES: [(&str, &str, &str, f64); 2] = [
-    ("top", "top -b -d 0 -n 1", "top -b -d 0 -n 21", 0.0),
-    ("htop", "htop -n 1", "htop -d 1 -n 21", 100e6),
+/// the run of more, how many more frames, what each of them waits, in ns).
+const REFRESHES: [(&str, &str, &str, f64, f64); 2] = [
+    ("top", "top -b -d 0 -n 1", "top -b -d 0 -n 21", 20.0, 0.0),
+    ("htop", "htop -n 1", "htop -d 1 -n 11", 10.0, 100e6),
 ];
 
 /// The guest bench's workloads, as bench.sh names them.
@@ -705,13 +705,13 @@ fn bench(builds: &Builds, args: &ClientsArgs) -> Result<()> {
             medians.insert((label, "pidmap"), ma);
             medians.insert((label, "proc"), mb);
         }
-        // one refresh: (21 frames - 1 frame) / 20 less the wait, from the
-        // medians
-        for (tool, one, many, wait) in REFRESHES {
+        // one refresh: (N + 1 frames - 1 frame) / N less the wait, from
+        // the medians
+        for (tool, one, many, frames, wait) in REFRESHES {
             let refresh = |v: &str| {
                 let one = medians.get(&(one, v)).copied()?;
                 let many = medians.get(&(many, v)).copied()?;
-                Some((many - one) / 20.0 - wait)
+                Some((many - one) / frames - wait)
             };
             let (Some(ra), Some(rb)) = (refresh("pidmap"), refresh("proc")) else {
                 continue;
@@ -722,7 +722,8 @@ fn bench(builds: &Builds, args: &ClientsArgs) -> Result<()> {
                 String::new()
             };
             println!(
-                "| {tool}, one refresh (medians: (`-n 21` - `-n 1`) / 20{less}) | {:.2} | {:.2} | {:.2}x |",
+                "| {tool}, one refresh (medians: (`-n {}` - `-n 1`) / {frames}{less}) | {:.2} | {:.2} | {:.2}x |",
+                frames + 1.0,
                 ra / scale,
                 rb / scale,
                 rb / ra
