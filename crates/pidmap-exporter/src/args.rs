@@ -114,6 +114,16 @@ pub struct Args {
           default_missing_value = "true", action = clap::ArgAction::Set)]
     pub recheck: bool,
 
+    /// TLS and basic authentication: the Prometheus exporter-toolkit's web
+    /// config file (tls_server_config, basic_auth_users,
+    /// http_server_config headers).
+    #[allow(
+        clippy::doc_markdown,
+        reason = "the doc comment is the --help text, printed as written: backticks would show"
+    )]
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
+
     /// Log each new process and the group it joins (stderr).
     #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set)]
@@ -138,8 +148,6 @@ pub struct Refused {
     pub namemapping: Option<String>,
     #[arg(long, value_name = "DIR", hide = true)]
     pub procfs: Option<String>,
-    #[arg(long = "web.config.file", value_name = "FILE", hide = true)]
-    pub web_config_file: Option<String>,
     #[arg(long, hide = true)]
     pub man: bool,
 }
@@ -153,8 +161,6 @@ impl Refused {
             Some("-namemapping is not supported: use a config file (-config.path) with a cmdline: regex and {{.Matches.NAME}} in the name")
         } else if self.procfs.is_some() {
             Some("-procfs is not supported: the records always come from this system's /proc or pidmap_info(2)")
-        } else if self.web_config_file.is_some() {
-            Some("-web.config.file (TLS, basic auth) is not supported: serve the exporter through a TLS proxy, or bind it to loopback")
         } else if self.man {
             Some("-man is not supported: see --help and the README")
         } else {
@@ -226,13 +232,21 @@ mod tests {
 
     #[test]
     fn process_exporters_other_flags_parse_and_are_named() {
-        let a = parse(&["x", "-recheck", "-debug", "-gather-smaps=false"]);
+        let a = parse(&[
+            "x",
+            "-recheck",
+            "-debug",
+            "-gather-smaps=false",
+            "-web.config.file",
+            "web.yml",
+        ]);
         assert!(a.recheck && a.debug && !a.gather_smaps);
+        assert_eq!(a.web_config_file, Some(PathBuf::from("web.yml")));
+        assert!(a.refused.reason().is_none());
         for (flag, value) in [
             ("-namemapping", Some("a,b")),
             ("-procnames", Some("sshd")),
             ("-procfs", Some("/host/proc")),
-            ("-web.config.file", Some("web.yml")),
             ("-man", None),
         ] {
             let mut args = vec!["x", flag];

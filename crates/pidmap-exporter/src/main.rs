@@ -13,7 +13,9 @@ mod server;
 mod snapshot;
 mod source;
 mod template;
+mod tls;
 mod tracker;
+mod web_config;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -26,8 +28,10 @@ use crate::args::{Args, BackendArg};
 use crate::config::Config;
 use crate::exposition::Format;
 use crate::scrape::Exporter;
+use crate::server::Site;
 use crate::source::Source;
 use crate::tracker::{Tracker, TrackerOptions};
+use crate::web_config::WebConfig;
 
 fn main() -> ExitCode {
     let args = match Args::try_parse_from(args::normalize(std::env::args_os())) {
@@ -78,6 +82,10 @@ fn run(args: Args) -> Result<ExitCode> {
         Some(path) => Config::load(path).map_err(usage)?,
         None => Config::default_by_comm(),
     };
+    let web = match &args.web_config_file {
+        Some(path) => WebConfig::load(path).map_err(usage)?,
+        None => WebConfig::none(),
+    };
     let backend = match args.backend {
         BackendArg::Auto => pidmap::Backend::Auto,
         BackendArg::Syscall => pidmap::Backend::Syscall,
@@ -118,17 +126,34 @@ fn run(args: Args) -> Result<ExitCode> {
         Some(port) => format!("0.0.0.0:{port}"),
         None => args.listen.clone(),
     };
-    let server =
-        tiny_http::Server::http(&listen).map_err(|e| anyhow!("cannot listen on {listen}: {e}"))?;
-    eprintln!(
-        "pidmap-exporter: serving {} on http://{listen} (records from {})",
-        args.telemetry_path,
-        exporter.source.backend_name()
-    );
-    server::serve(
-        &server,
-        &Arc::new(Mutex::new(exporter)),
-        args.telemetry_path,
-    );
+    let backend = exporter.source.backend_name();
+    let site = Arc::new(Site {
+        exporter: Mutex::new(exporter),
+        path: args.telemetry_path,
+        auth: web.auth,
+        headers: web.headers,
+    });
+    let auth = if site.auth.is_some() {
+        ", basic auth"
+    } else {
+        ""
+    };
+    if let Some(tls) = web.tls {
+        let listener = std::net::TcpListener::bind(&listen)
+            .map_err(|e| anyhow!("cannot listen on {listen}: {e}"))?;
+        eprintln!(
+            "pidmap-exporter: serving {} on https://{listen} (records from {backend}{auth})",
+            site.path
+        );
+        tls::serve(&listener, &tls, &site);
+    } else {
+        let server = tiny_http::Server::http(&listen)
+            .map_err(|e| anyhow!("cannot listen on {listen}: {e}"))?;
+        eprintln!(
+            "pidmap-exporter: serving {} on http://{listen} (records from {backend}{auth})",
+            site.path
+        );
+        server::serve(&server, &site);
+    }
     Ok(ExitCode::SUCCESS)
 }

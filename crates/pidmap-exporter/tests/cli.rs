@@ -193,10 +193,6 @@ fn process_exporters_refused_flags_are_named() {
         ),
         (&["-procnames=sshd"][..], "-procnames is not supported"),
         (&["-procfs", "/host/proc"][..], "-procfs is not supported"),
-        (
-            &["-web.config.file", "web.yml"][..],
-            "-web.config.file (TLS, basic auth) is not supported",
-        ),
         (&["-man"][..], "-man is not supported"),
     ] {
         assert_usage_error(args, None, wanted);
@@ -223,7 +219,13 @@ fn process_exporters_other_flags_run() {
     assert!(!text.contains("proportionalResident"), "{text}");
     let help = Cmd::new(exporter()).arg("--help").assert().success();
     let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
-    for flag in ["--gather-smaps", "--recheck", "--debug", "[default: :9256]"] {
+    for flag in [
+        "--gather-smaps",
+        "--recheck",
+        "--debug",
+        "--web.config.file",
+        "[default: :9256]",
+    ] {
         assert!(help.contains(flag), "{flag} not in --help:\n{help}");
     }
 }

@@ -8,50 +8,14 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use support::{exporter, free_port, get, proc_threads, sleep_named, wait_for, Children};
-
-fn prometheus_binary() -> PathBuf {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/bin")])
-        .map(|dir| dir.join("prometheus"))
-        .find(|p| p.is_file());
-    found.unwrap_or_else(|| {
-        panic!(
-            "the prometheus server binary is not installed: this test needs it \
-             (Debian: apt-get install prometheus; CI installs it in .ci/run)"
-        )
-    })
-}
-
-/// Run an instant query; the result vector.
-fn query(base: &str, promql: &str) -> Vec<Value> {
-    let r = minreq::get(format!("{base}/api/v1/query"))
-        .with_param("query", promql)
-        .with_timeout(10)
-        .send()
-        .expect("Prometheus answers");
-    let body: Value = serde_json::from_str(r.as_str().unwrap()).expect("JSON");
-    assert_eq!(body["status"], "success", "{promql}: {body}");
-    body["data"]["result"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The value of a one-element result, if there is one.
-fn scalar(result: &[Value]) -> Option<f64> {
-    match result {
-        [one] => one["value"][1].as_str().and_then(|v| v.parse().ok()),
-        _ => None,
-    }
-}
+use support::{
+    exporter, free_port, get, proc_threads, prometheus_binary, query, scalar, sleep_named,
+    wait_for, Children,
+};
 
 /// utime + stime of `pid` in seconds, from `/proc/PID/stat`.
 #[allow(

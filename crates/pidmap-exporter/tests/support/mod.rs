@@ -108,3 +108,44 @@ pub fn proc_fds(pid: u32) -> u64 {
         .expect("fd dir")
         .count() as u64
 }
+
+/// Debian's `prometheus` server binary; the test fails (it does not skip)
+/// without it.
+pub fn prometheus_binary() -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join("prometheus"))
+        .find(|p| p.is_file());
+    found.unwrap_or_else(|| {
+        panic!(
+            "the prometheus server binary is not installed: this test needs it \
+             (Debian: apt-get install prometheus; CI installs it in .ci/run)"
+        )
+    })
+}
+
+/// Run an instant query against the Prometheus at `base`; the result
+/// vector.
+pub fn query(base: &str, promql: &str) -> Vec<serde_json::Value> {
+    let r = minreq::get(format!("{base}/api/v1/query"))
+        .with_param("query", promql)
+        .with_timeout(10)
+        .send()
+        .expect("Prometheus answers");
+    let body: serde_json::Value = serde_json::from_str(r.as_str().unwrap()).expect("JSON");
+    assert_eq!(body["status"], "success", "{promql}: {body}");
+    body["data"]["result"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The value of a one-element result, if there is one.
+pub fn scalar(result: &[serde_json::Value]) -> Option<f64> {
+    match result {
+        [one] => one["value"][1].as_str().and_then(|v| v.parse().ok()),
+        _ => None,
+    }
+}
