@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * pidmap-bench: lsof_1000x16, an lsof-style listing of every fd of every
+ * pidmap-bench: lsof_NNNx16, an lsof-style listing of every fd of every
  * process with its target, end to end: fdmap(2) with the per-fd read it
  * still needs against the /proc walk lsof does.
  *
@@ -115,8 +115,8 @@ struct fd_rec {
 	int target_len;
 };
 
-#define FD_REC_CAP (1 << 16)
-#define TARGET_ARENA (8 << 20)
+#define FD_REC_CAP (1 << 18)
+#define TARGET_ARENA (32 << 20)
 
 /* Every fd one check pass saw, with the link targets in one arena. */
 struct fd_list {
@@ -555,13 +555,15 @@ static struct lsof_run lsof_run;
 
 void case_lsof(void)
 {
-	const char *name = "lsof_1000x16";
 	long nprocs = opt.procs / 10, fds = 0;
 	struct lsof_run *run = &lsof_run;
 	struct pop p = { 0 };
 	struct result *r;
+	static char name[32];
 	int k;
 
+	/* lsof_1000x16 by default; --procs 100000 gives lsof_10000x16. */
+	snprintf(name, sizeof(name), "lsof_%ldx%d", nprocs, LSOF_FDS_PER_PROC);
 	if (!want_case(name))
 		return;
 	make_room(nprocs);
