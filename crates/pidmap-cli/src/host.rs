@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use pidmap::{LoadAverage, SystemCpu, SystemMemory, Uptime};
+use pidmap::monitor::{LoadAverage, SystemCpu, SystemMemory, Uptime};
 
 /// An uptime as top prints it: `up 7 min`, `up 1:05`, `up 3 days, 2:04`.
 pub fn format_uptime(up: Duration) -> String {

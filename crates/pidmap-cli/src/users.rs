@@ -1,6 +1,7 @@
 //! The user that `-u USER` names. Names are the library's
-//! ([`pidmap::user_id`], [`pidmap::UserNames`]): the C library's user
-//! database, so NSS sources count, as they do for `ps` and `top`.
+//! ([`pidmap::monitor::user_id`], [`pidmap::monitor::UserNames`]): the C
+//! library's user database, so NSS sources count, as they do for `ps` and
+//! `top`.
 
 use anyhow::{anyhow, Result};
 
@@ -9,7 +10,7 @@ pub fn uid_of(user: &str) -> Result<u32> {
     if let Ok(uid) = user.parse::<u32>() {
         return Ok(uid);
     }
-    pidmap::user_id(user)?.ok_or_else(|| anyhow!("no such user: {user:?}"))
+    pidmap::monitor::user_id(user)?.ok_or_else(|| anyhow!("no such user: {user:?}"))
 }
 
 #[cfg(test)]

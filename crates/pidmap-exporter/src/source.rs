@@ -390,11 +390,11 @@ pub fn raise_fd_limit() {
 }
 
 /// The user name of `uid` (the user database, through the library's
-/// [`pidmap::user_name`]), or the number when it has none or cannot be
-/// read.
+/// [`pidmap::monitor::user_name`]), or the number when it has none or
+/// cannot be read.
 pub fn user_name(uid: u32) -> Vec<u8> {
     use std::os::unix::ffi::OsStringExt;
-    match pidmap::user_name(uid) {
+    match pidmap::monitor::user_name(uid) {
         Ok(Some(name)) => name.into_vec(),
         _ => uid.to_string().into_bytes(),
     }

@@ -51,7 +51,7 @@ pub enum Error {
     #[error("the kernel broke the pidmap ABI: {0}")]
     AbiViolation(String),
     /// A file of `/proc` did not read as its format says
-    /// ([`SystemMemory`](crate::SystemMemory), [`SystemCpu`](crate::SystemCpu)).
+    /// ([`SystemMemory`](crate::monitor::SystemMemory), [`SystemCpu`](crate::monitor::SystemCpu)).
     ///
     /// Its `Display` names the file; what was wrong is its
     /// [`source()`](std::error::Error::source).

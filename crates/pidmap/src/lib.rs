@@ -64,11 +64,12 @@
 //! A monitor (a `top`, an exporter) refreshes every task in a loop: build
 //! its handle with [`Pidmap::monitor`], which keeps the /proc fallback's
 //! task files open between refreshes within an fd budget, and turn two
-//! refreshes into CPU use with [`CpuSample`]:
+//! refreshes into CPU use with [`monitor::CpuSample`]:
 //!
 //! ```
 //! use std::time::Duration;
-//! use pidmap::{CpuSample, InfoFields, Pidmap, Query};
+//! use pidmap::{InfoFields, Pidmap, Query};
+//! use pidmap::monitor::CpuSample;
 //!
 //! let mut pm = Pidmap::monitor()?;
 //! let fields = InfoFields::CPU_TIME | InfoFields::START_TIME | InfoFields::RSS | InfoFields::COMM;
@@ -84,14 +85,15 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
-//! Or let the crate pick the fields: a [`ProcessTable`] keeps the last
-//! snapshot of every process ([`Process`]: pid, parent, name, state,
+//! Or let the crate pick the fields: a [`monitor::ProcessTable`] keeps the
+//! last snapshot of every process ([`monitor::Process`]: pid, parent, name, state,
 //! CPU %, memory, start time, user, threads, ...), refreshes it with one
 //! call, and computes CPU % from its previous refresh, as the sysinfo
 //! crate's `System::refresh_processes` does:
 //!
 //! ```
-//! use pidmap::{Pid, ProcessTable};
+//! use pidmap::Pid;
+//! use pidmap::monitor::ProcessTable;
 //!
 //! let mut table = ProcessTable::new()?;
 //! table.refresh()?;
@@ -151,16 +153,22 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
-//! # Around the records
+//! # Around the records: [`monitor`]
 //!
-//! What a `top` shows beside its rows: [`SystemMemory`] (from
-//! `/proc/meminfo`; the total for `%MEM`) and [`SystemCpu`] (from
-//! `/proc/stat`; the `%Cpu(s)` line, all CPUs and each), and user names
-//! for [`TaskInfo::euid`]: [`user_name`], [`user_id`], and the cache
-//! [`UserNames`].
+//! The pid API is the crate root; what a `top` builds on it is in
+//! [`monitor`]: CPU use ([`CpuSample`](monitor::CpuSample)), the process
+//! table, and what a `top` shows beside its rows:
+//! [`SystemMemory`](monitor::SystemMemory) (from `/proc/meminfo`; the
+//! total for `%MEM`), [`SystemCpu`](monitor::SystemCpu) (from
+//! `/proc/stat`; the `%Cpu(s)` line, all CPUs and each),
+//! [`LoadAverage`](monitor::LoadAverage), [`Uptime`](monitor::Uptime),
+//! and user names for [`TaskInfo::euid`]:
+//! [`user_name`](monitor::user_name), [`user_id`](monitor::user_id), and
+//! the cache [`UserNames`](monitor::UserNames).
 //!
 //! ```
-//! use pidmap::{InfoFields, Pidmap, Query, SystemMemory, UserNames};
+//! use pidmap::{InfoFields, Pidmap, Query};
+//! use pidmap::monitor::{SystemMemory, UserNames};
 //!
 //! let mut pm = Pidmap::new()?;
 //! let mut records = Vec::new();
@@ -186,7 +194,8 @@
 //!   [`Detection`]). The forms match the `pidmap` CLI's JSON: a
 //!   [`TaskState`] is its letter (`"R"`), [`TaskInfo`]'s times are whole
 //!   nanoseconds named `utime_ns`, `stime_ns`, `start_time_ns` (as are
-//!   [`TaskKey`]'s `start_time_ns` and [`TaskCpu`]'s `used_ns`), a
+//!   [`monitor::TaskKey`]'s `start_time_ns` and [`monitor::TaskCpu`]'s
+//!   `used_ns`), a
 //!   [`Comm`] a string, a [`Pid`] a number.
 //! - `series-syscalls` (off): issue the series' pidmap(2), pidmap_info(2)
 //!   and fdmap(2) (see above).
@@ -198,8 +207,6 @@
 compile_error!("pidmap lists Linux processes: it builds only for target_os = \"linux\"");
 
 mod backend;
-mod cpu;
-mod cpu_fields;
 mod error;
 #[cfg(feature = "fallback")]
 mod fallback;
@@ -208,42 +215,32 @@ mod handle;
 mod info;
 mod iter;
 mod kernel_support;
-mod load;
+pub mod monitor;
 mod pid;
 mod pid_conversions;
 mod proc_root;
-mod process;
-mod process_table;
 mod query;
 mod raw_id;
 #[cfg(feature = "serde")]
 mod serde_forms;
 mod stat;
 mod sys;
-mod system;
 mod target;
 mod target_id;
-mod users;
 
 pub use backend::{ActiveBackend, Backend, Detection, BACKEND_ENV};
-pub use cpu::{CpuSample, TaskCpu, TaskKey};
 pub use error::{Error, ParseError, Result};
 pub use fd_targets::{fd_targets, fd_targets_from, FdTarget};
 pub use handle::{Builder, Pidmap};
 pub use info::{Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 pub use iter::{Fds, Pids};
 pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
-pub use load::{LoadAverage, Uptime};
 pub use pid::Pid;
-pub use process::Process;
-pub use process_table::ProcessTable;
 pub use query::{Listing, Query};
 pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
-pub use system::{CpuPercent, CpuTimes, SystemCpu, SystemMemory};
 pub use target::Target;
 pub use target_id::TargetId;
-pub use users::{user_id, user_name, UserNames};
 
 /// All processes (thread-group ids), ascending, with the default handle.
 ///
@@ -331,8 +328,10 @@ pub fn fds<'fd>(target: impl Into<Target<'fd>>) -> Result<Fds<'fd>> {
     Ok(Fds::owned(Pidmap::new()?, target.into()))
 }
 
-/// The API is flat: the internals are not reachable by a second path, and
-/// the probe cannot be called with an arbitrary syscall number.
+/// The pid API is at the crate root and the monitor helpers in
+/// `monitor`, each item at one path: the internals are not reachable by a
+/// second one, and the probe cannot be called with an arbitrary syscall
+/// number.
 ///
 /// ```compile_fail
 /// let _ = pidmap::sys::probe();
@@ -346,8 +345,18 @@ pub fn fds<'fd>(target: impl Into<Target<'fd>>) -> Result<Fds<'fd>> {
 /// ```compile_fail
 /// use pidmap::backend::Backend;
 /// ```
+/// ```compile_fail
+/// use pidmap::SystemMemory;
+/// ```
+/// ```compile_fail
+/// use pidmap::monitor::system::SystemMemory;
+/// ```
+/// ```compile_fail
+/// use pidmap::monitor::Pidmap;
+/// ```
 /// ```
 /// use pidmap::{Backend, Pids, Fds, Pidmap, Query, Target, Pid, Error};
+/// use pidmap::monitor::{CpuSample, ProcessTable, SystemMemory, UserNames};
 /// ```
 #[cfg(doctest)]
 pub struct FlatApi;

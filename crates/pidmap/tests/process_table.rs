@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pidmap::{Backend, Pid, Pidmap, ProcessTable, TaskState};
+use pidmap::monitor::ProcessTable;
+use pidmap::{Backend, Pid, Pidmap, TaskState};
 
 fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.

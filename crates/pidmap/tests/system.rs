@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::Duration;
 
-use pidmap::{user_id, user_name, SystemCpu, SystemMemory, UserNames};
+use pidmap::monitor::{user_id, user_name, CpuTimes, SystemCpu, SystemMemory, UserNames};
 use procfs::{Current, CurrentSI};
 
 fn ticks_per_second() -> u64 {
@@ -86,7 +86,7 @@ fn cpu_times_match_procfs() {
 
     // Each counter only grows (but idle and iowait, which may step back a
     // little on some kernels): ours was read between procfs's two.
-    let check = |ours: &pidmap::CpuTimes, a: &procfs::CpuTime, b: &procfs::CpuTime, what: &str| {
+    let check = |ours: &CpuTimes, a: &procfs::CpuTime, b: &procfs::CpuTime, what: &str| {
         let fields = [
             ("user", ours.user, a.user, b.user),
             ("nice", ours.nice, a.nice, b.nice),

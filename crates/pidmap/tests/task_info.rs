@@ -659,7 +659,7 @@ fn own_thread_ticks(tid: Pid) -> u64 {
 #[test]
 fn cpu_use_between_refreshes_is_bracketed_by_proc() {
     let _serial = one_at_a_time();
-    use pidmap::CpuSample;
+    use pidmap::monitor::CpuSample;
     let (tx, rx) = std::sync::mpsc::channel();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let s2 = stop.clone();

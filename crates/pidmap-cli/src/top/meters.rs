@@ -4,7 +4,7 @@
 //! out in as many columns as the terminal width holds, CPUs running down
 //! each column first, as htop lays out its meter columns.
 
-use pidmap::CpuPercent;
+use pidmap::monitor::CpuPercent;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pidmap::{Pid, SystemMemory, TaskInfo};
+use pidmap::monitor::SystemMemory;
+use pidmap::{Pid, TaskInfo};
 
 use crate::output::escape;
 use crate::top::columns::Column;

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
-use pidmap::{InfoFields, Pid, Pidmap, Query, Target, TaskInfo, UserNames};
+use pidmap::monitor::UserNames;
+use pidmap::{InfoFields, Pid, Pidmap, Query, Target, TaskInfo};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 

@@ -3,7 +3,7 @@
 //! bar, and a bottom line that holds a prompt, the last action's outcome
 //! or htop's function-key bar; menus and the help screen on top.
 
-use pidmap::CpuPercent;
+use pidmap::monitor::CpuPercent;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;

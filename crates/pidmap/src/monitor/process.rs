@@ -1,4 +1,4 @@
-//! [`Process`]: one row of a [`ProcessTable`](crate::ProcessTable), with
+//! [`Process`]: one row of a [`ProcessTable`](crate::monitor::ProcessTable), with
 //! every field the table asked for filled in.
 
 use std::sync::Arc;
@@ -8,10 +8,10 @@ use crate::error::{Error, Result};
 use crate::info::{Comm, TaskInfo, TaskState};
 use crate::pid::Pid;
 
-/// A process as the last [`ProcessTable::refresh`](crate::ProcessTable::refresh)
+/// A process as the last [`ProcessTable::refresh`](crate::monitor::ProcessTable::refresh)
 /// saw it.
 ///
-/// The table asks for every field below ([`ProcessTable::FIELDS`](crate::ProcessTable::FIELDS)),
+/// The table asks for every field below ([`ProcessTable::FIELDS`](crate::monitor::ProcessTable::FIELDS)),
 /// so none of them depends on a field choice; only what cannot be known
 /// is an `Option`, and each says when.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,13 +67,13 @@ impl Process {
     }
 
     /// How long it has run, given the system's uptime
-    /// ([`ProcessTable::uptime`](crate::ProcessTable::uptime)).
+    /// ([`ProcessTable::uptime`](crate::monitor::ProcessTable::uptime)).
     #[must_use]
     pub fn run_time(&self, uptime: Duration) -> Duration {
         uptime.saturating_sub(self.start_time)
     }
 
-    /// A process from a record read with [`ProcessTable::FIELDS`](crate::ProcessTable::FIELDS).
+    /// A process from a record read with [`ProcessTable::FIELDS`](crate::monitor::ProcessTable::FIELDS).
     ///
     /// # Errors
     ///

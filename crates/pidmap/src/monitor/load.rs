@@ -1,10 +1,10 @@
 //! The load average and the uptime, as `uptime(1)`, `top` and `w` show
 //! them: `/proc/loadavg` and `/proc/uptime`. Plain file reads, like
-//! [`SystemMemory`](crate::SystemMemory): they need neither the
+//! [`SystemMemory`](crate::monitor::SystemMemory): they need neither the
 //! `fallback` feature nor the system calls.
 //!
 //! ```
-//! use pidmap::{LoadAverage, Uptime};
+//! use pidmap::monitor::{LoadAverage, Uptime};
 //!
 //! let load = LoadAverage::read()?;
 //! let up = Uptime::read()?;
@@ -22,14 +22,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::system::read_file;
 use crate::error::{ParseError, Result};
-use crate::system::read_file;
 
 /// The system load averages over 1, 5 and 15 minutes, and the
 /// scheduler's task counts, as `/proc/loadavg` gives them.
 ///
 /// ```
-/// let load = pidmap::LoadAverage::parse("0.52 0.58 0.59 3/472 12345\n")?;
+/// let load = pidmap::monitor::LoadAverage::parse("0.52 0.58 0.59 3/472 12345\n")?;
 /// assert_eq!((load.one, load.five, load.fifteen), (0.52, 0.58, 0.59));
 /// assert_eq!((load.runnable, load.tasks, load.last_pid), (3, 472, 12345));
 /// # Ok::<(), pidmap::ParseError>(())
@@ -115,7 +115,7 @@ impl LoadAverage {
 ///
 /// ```
 /// use std::time::Duration;
-/// let u = pidmap::Uptime::parse("3605.25 7000.50\n")?;
+/// let u = pidmap::monitor::Uptime::parse("3605.25 7000.50\n")?;
 /// assert_eq!(u.up, Duration::from_millis(3_605_250));
 /// assert_eq!(u.idle, Duration::from_millis(7_000_500));
 /// # Ok::<(), pidmap::ParseError>(())

@@ -5,7 +5,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pidmap::{CpuSample, Pidmap, Query};
+//! use pidmap::{Pidmap, Query};
+//! use pidmap::monitor::CpuSample;
 //!
 //! let mut pm = Pidmap::new()?;
 //! let mut records = Vec::new();
@@ -25,7 +26,7 @@
 
 use std::time::Duration;
 
-use crate::cpu::CpuSample;
+use super::cpu::CpuSample;
 use crate::error::{Error, Result};
 use crate::info::{InfoFields, TaskInfo};
 
@@ -52,7 +53,8 @@ impl CpuSample {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use pidmap::{CpuSample, Error, Pid, TaskInfo};
+    /// use pidmap::{Error, Pid, TaskInfo};
+    /// use pidmap::monitor::CpuSample;
     /// let mut t = TaskInfo::new(Pid::new(7).unwrap());
     /// t.utime = Some(Duration::from_millis(5));
     /// t.stime = Some(Duration::ZERO);

@@ -8,7 +8,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pidmap::{CpuSample, InfoFields, Pidmap, Query};
+//! use pidmap::{InfoFields, Pidmap, Query};
+//! use pidmap::monitor::CpuSample;
 //!
 //! // A monitor refreshes every task in a loop: let the /proc fallback keep
 //! // the task files open from one refresh to the next (see
@@ -116,7 +117,8 @@ impl CpuSample {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use pidmap::{CpuSample, Pid, TaskInfo};
+    /// use pidmap::{Pid, TaskInfo};
+    /// use pidmap::monitor::CpuSample;
     /// let record = |cpu_ms| {
     ///     let mut t = TaskInfo::new(Pid::new(7).unwrap());
     ///     t.start_time = Some(Duration::from_secs(5));
@@ -208,7 +210,8 @@ impl CpuSample {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use pidmap::{CpuSample, Pid, TaskInfo};
+    /// use pidmap::{Pid, TaskInfo};
+    /// use pidmap::monitor::CpuSample;
     /// let record = |cpu_ms| {
     ///     let mut t = TaskInfo::new(Pid::new(7).unwrap());
     ///     t.start_time = Some(Duration::from_secs(5));

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pidmap::{SystemCpu, SystemMemory};
+//! use pidmap::monitor::{SystemCpu, SystemMemory};
 //!
 //! let mem = SystemMemory::read()?;
 //! assert!(mem.used() <= mem.total);
@@ -44,7 +44,7 @@ pub(crate) fn read_file<T>(
 /// `top` print it.
 ///
 /// ```
-/// let mem = pidmap::SystemMemory::parse(
+/// let mem = pidmap::monitor::SystemMemory::parse(
 ///     "MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 600 kB\nCached: 300 kB\n",
 /// )?;
 /// assert_eq!((mem.total, mem.used()), (1_024_000, 409_600));
@@ -319,7 +319,7 @@ impl CpuPercent {
 ///
 /// ```
 /// let stat = "cpu  10 0 5 85 0 0 0 0\ncpu0 6 0 2 42 0 0 0 0\ncpu1 4 0 3 43 0 0 0 0\n";
-/// let cpu = pidmap::SystemCpu::parse(stat)?;
+/// let cpu = pidmap::monitor::SystemCpu::parse(stat)?;
 /// assert_eq!(cpu.per_cpu.len(), 2);
 /// assert_eq!(cpu.per_cpu[1].0, 1);
 /// assert_eq!(cpu.total.user, cpu.per_cpu[0].1.user + cpu.per_cpu[1].1.user);

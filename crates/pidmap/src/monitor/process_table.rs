@@ -9,7 +9,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pidmap::{Pid, ProcessTable};
+//! use pidmap::Pid;
+//! use pidmap::monitor::ProcessTable;
 //!
 //! let mut table = ProcessTable::new()?;
 //! table.refresh()?;
@@ -32,16 +33,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cpu::CpuSample;
+use super::cpu::CpuSample;
+use super::load::{LoadAverage, Uptime};
+use super::process::Process;
+use super::system::{CpuPercent, SystemCpu, SystemMemory};
+use super::users::UserNames;
 use crate::error::Result;
 use crate::handle::Pidmap;
 use crate::info::{InfoFields, TaskInfo};
-use crate::load::{LoadAverage, Uptime};
 use crate::pid::Pid;
-use crate::process::Process;
 use crate::query::Query;
-use crate::system::{CpuPercent, SystemCpu, SystemMemory};
-use crate::users::UserNames;
 
 /// Every process, as of the last refresh.
 ///
@@ -96,7 +97,8 @@ impl ProcessTable {
     /// An empty table on `pm`, which chose the backend and the proc root.
     ///
     /// ```
-    /// use pidmap::{Backend, Pidmap, ProcessTable};
+    /// use pidmap::{Backend, Pidmap};
+    /// use pidmap::monitor::ProcessTable;
     /// let pm = Pidmap::builder().backend(Backend::Procfs).keep_files(true).build()?;
     /// let mut table = ProcessTable::with_handle(pm).kernel_threads(false);
     /// table.refresh_processes()?;

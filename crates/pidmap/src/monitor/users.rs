@@ -5,7 +5,7 @@
 //! see them.
 //!
 //! ```
-//! use pidmap::{user_id, user_name, UserNames};
+//! use pidmap::monitor::{user_id, user_name, UserNames};
 //!
 //! assert_eq!(user_name(0)?.as_deref(), Some(std::ffi::OsStr::new("root")));
 //! assert_eq!(user_id("root")?, Some(0));
