@@ -308,13 +308,13 @@ seccomp_checks() {
 		cp "$work/htoprc.$hv" "$HTOPRC"
 		got=$(under_seccomp kill 474 "$a_env" "$dir/htopscreen" 500 250 "$dir/htop" -n 1)
 		if [ "$got" = sigsys ]; then
-			ok "htop ($hv view) issues pidmap_info(2) (killed by the filter)"
+			ok "htop ($hv view) calls pidmap_info(2) (killed by the filter)"
 		else
-			bad "htop ($hv view) did not issue pidmap_info(2) (status $got under the killing filter)"
+			bad "htop ($hv view) did not call pidmap_info(2) (status $got under the killing filter)"
 		fi
 		got=$(under_seccomp kill 473,474 "HTOP_NO_PIDMAP=1" "$dir/htopscreen" 500 250 "$dir/htop" -n 1)
 		if [ "$got" = 0 ]; then
-			ok "htop ($hv view) with HTOP_NO_PIDMAP=1 issues neither call"
+			ok "htop ($hv view) with HTOP_NO_PIDMAP=1 makes neither call"
 		else
 			bad "htop ($hv view) with HTOP_NO_PIDMAP=1: status $got under the killing filter"
 			head -5 "$work/sec.out"
