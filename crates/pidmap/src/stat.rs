@@ -100,8 +100,21 @@ impl<'a> Stat<'a> {
     /// Parse one line; `None` if it is not a stat line.
     #[must_use]
     pub fn parse(line: &'a [u8]) -> Option<Stat<'a>> {
+        Stat::parse_up_to(line, Fields::MAX)
+    }
+
+    /// [`Stat::parse`] without the policy (field 41, `None`): the line is
+    /// scanned up to field 24 only, the last of the counters, which skips
+    /// about half of it.
+    #[cfg_attr(not(feature = "fallback"), allow(dead_code))]
+    pub(crate) fn parse_without_policy(line: &'a [u8]) -> Option<Stat<'a>> {
+        Stat::parse_up_to(line, Fields::TO_RSS)
+    }
+
+    /// The line's fields 3 to `3 + max - 1` at most.
+    fn parse_up_to(line: &'a [u8], max: usize) -> Option<Stat<'a>> {
         let open = line.iter().position(|&b| b == b'(')?;
-        let fields = Fields::after_last_paren(line)?;
+        let fields = Fields::after_last_paren(line, max)?;
         let close = fields.close;
         if close < open {
             return None;
@@ -196,9 +209,13 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Fields 3 to 41.
     const MAX: usize = 39;
+    /// Fields 3 to 24 (the resident set, the last counter).
+    const TO_RSS: usize = 22;
 
-    /// `None` without a `)`.
-    fn after_last_paren(line: &'a [u8]) -> Option<Fields<'a>> {
+    /// The first `max` (at most [`Fields::MAX`]) fields after the last
+    /// `)`; `None` without a `)`.
+    fn after_last_paren(line: &'a [u8], max: usize) -> Option<Fields<'a>> {
+        let max = max.min(Fields::MAX);
         let close = last_paren(line)?;
         let mut fields = Fields {
             line,
@@ -228,7 +245,7 @@ impl<'a> Fields<'a> {
                 if in_field {
                     fields.spans[found] = (start, at);
                     found += 1;
-                    if found == Fields::MAX {
+                    if found == max {
                         fields.found = found;
                         return Some(fields);
                     }
@@ -546,6 +563,16 @@ mod tests {
             let want = reference(line);
             parsed += usize::from(want.is_some());
             assert_eq!(scanned(line), want, "{:?}", String::from_utf8_lossy(line));
+            // The scan that stops at field 24 reads the same but the
+            // policy.
+            let short = Stat::parse_without_policy(line);
+            let full = Stat::parse(line).map(|mut s| {
+                if let Some(c) = s.counters.as_mut() {
+                    c.policy = None;
+                }
+                s
+            });
+            assert_eq!(short, full, "{:?}", String::from_utf8_lossy(line));
         }
         assert!(parsed > 10, "{parsed} lines parsed");
     }

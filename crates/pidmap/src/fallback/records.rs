@@ -197,7 +197,14 @@ pub(super) fn stat_record(
     fields: InfoFields,
     line: &[u8],
 ) -> Result<(TaskInfo, bool, Option<u32>)> {
-    let stat = Stat::parse(line).ok_or_else(|| {
+    // The line is scanned up to the last field asked for: the policy
+    // (field 41) only with the scheduling fields.
+    let parsed = if fields.contains(InfoFields::SCHED) {
+        Stat::parse(line)
+    } else {
+        Stat::parse_without_policy(line)
+    };
+    let stat = parsed.ok_or_else(|| {
         Error::io(
             format!("parsing the stat line of task {}", task.tid),
             io::Error::from(io::ErrorKind::InvalidData),
