@@ -1,7 +1,7 @@
 //! Backend selection: the [`Backend`] asked for becomes the
 //! [`ActiveBackend`] for the kernel's [`KernelSupport`] through a pure
 //! function ([`Backend::resolve`]); [`Backend::detect`] probes (once per
-//! process, see [`crate::kernel_support`]) and resolves.
+//! process, see [`crate::kernel_support()`]) and resolves.
 //!
 //! **Sandboxes.** The probe issues a system call an allow-list seccomp
 //! filter does not know (Android apps, Chromium-style sandboxes, systemd's

@@ -17,7 +17,7 @@
 //! an unknown call answering `EINVAL` to a bad flag may already have acted
 //! on its arguments (as `close_range(2)` would) or used our pointers. So
 //! unless the crate is built with the `series-syscalls` feature it never
-//! issues those numbers, not even to probe: [`kernel_support`] is
+//! issues those numbers, not even to probe: [`kernel_support()`] is
 //! [`KernelSupport::NotBuilt`], [`Backend::Auto`] reads `/proc`, and
 //! [`Backend::Syscall`] fails with [`Error::SyscallUnavailable`]. With the
 //! feature, the probe below decides.
@@ -153,7 +153,7 @@
 //! # Ok::<(), pidmap::Error>(())
 //! ```
 //!
-//! # Around the records: [`monitor`]
+//! # Around the records: the monitor helpers
 //!
 //! The pid API is the crate root; what a `top` builds on it is in
 //! [`monitor`]: CPU use ([`CpuSample`](monitor::CpuSample)), the process

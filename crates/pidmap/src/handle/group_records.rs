@@ -4,7 +4,7 @@
 //! Every thread of a group has its process's parent (`real_parent` is the
 //! group's) and resident set (the group's mm). A record per thread reads
 //! both again for each thread. When the handle's last listing of all tasks
-//! had at least [`MIN_TASKS_PER_PROCESS`] tasks per process, they come
+//! had at least `MIN_TASKS_PER_PROCESS` tasks per process, they come
 //! from one record per process instead, and the threads' records ask only
 //! for the rest.
 //!
