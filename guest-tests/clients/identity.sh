@@ -152,8 +152,13 @@ run() {
 #   htop's TIME+, UTIME+ and STIME+, and pidsdump's TICS, on the lines of
 #   processes that are not members (for htop: of tasks that are not, a
 #   member's threads included): they move for a task that runs, such as
-#   this test's shells and the kernel threads. top's S column and htop's,
-#   which they take from the records, are compared on every line.
+#   this test's shells and the kernel threads. top's S column, which it
+#   takes from the records, is compared on every line.
+# - htop's S on the lines of tasks that are not members, as ps's STAT (a
+#   kernel thread's R, I or S says when htop looked: htop runs three
+#   scans and 75 ms, long enough for one to change in most runs under
+#   TCG), and a kworker's +desc/-desc there (the work it did last): the
+#   members' states (the zombie, the stopped process...) are compared.
 # A starred column's padding changes with the width of what it hid: the
 # whitespace on both sides of it is made one space.
 mask_awk='
@@ -165,7 +170,7 @@ htop && $2 == p { next }
 	for (i = 1; i <= NF; i++) {
 		if (ps && ($i == "%CPU" || $i == "C"))
 			all[i] = 1
-		if ((ps && ($i == "STAT" || $i == "S")) ||
+		if (((ps || htop) && ($i == "STAT" || $i == "S")) ||
 		    (!ps && ($i == "%CPU" || $i == "TIME+" || $i == "UTIME+" || $i == "STIME+" || $i == "TICS")))
 			other[i] = 1
 	}
@@ -188,6 +193,12 @@ header {
 		squeeze = hide
 		out = out pre tok
 		line = substr(line, RSTART + RLENGTH)
+	}
+	# the +desc/-desc of a kworker names the work it did last
+	if (htop && nonmember && match(out, /kworker\/u?[0-9]+:[0-9]+H?[-+][^ ]*$/)) {
+		w = substr(out, RSTART, RLENGTH)
+		sub(/[-+][^ ]*$/, "", w)
+		out = substr(out, 1, RSTART - 1) w
 	}
 	print out line
 	next
