@@ -386,11 +386,11 @@ fn i32_at(b: &[u8], off: usize) -> i32 {
 }
 
 #[test]
-fn raw_v3_abi_errors() {
+fn raw_abi_errors() {
     if !gate(
         pidmap::kernel_support(),
         syscall_required(),
-        "raw_v3_abi_errors",
+        "raw_abi_errors",
     ) {
         return;
     }
@@ -676,11 +676,11 @@ fn raw_v3_abi_errors() {
 }
 
 #[test]
-fn raw_v3_cursor_and_records() {
+fn raw_cursor_and_records() {
     if !gate(
         pidmap::kernel_support(),
         syscall_required(),
-        "raw_v3_cursor_and_records",
+        "raw_cursor_and_records",
     ) {
         return;
     }
