@@ -75,10 +75,10 @@ enum Command {
     /// The same in one boot of the BPF kernel (qemu/bpf.config), with
     /// pidmap_info(2) beside the BPF programs for each caller. Not in CI.
     BpfGuest(bpf::BpfGuestArgs),
-    /// procps-ng's ps, top, pgrep and pidof on pidmap: fetch the upstream
-    /// tarball, apply clients/procps/*.patch, build static; with
-    /// --host-test, --guest-test, --bench: the identity tests and the
-    /// measurements.
+    /// procps-ng's ps, top, pgrep and pidof, and htop, on pidmap: fetch the
+    /// upstream tarballs, apply clients/procps/ and clients/htop/, build
+    /// static; with --host-test, --guest-test, --bench (--only PROGRAM):
+    /// the identity tests and the measurements.
     Clients(clients::ClientsArgs),
     /// Write the series' uapi headers and syscall-table lines into
     /// crates/pidmap/abi, the one copy the crate, the guest tests and the
