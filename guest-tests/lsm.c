@@ -1005,7 +1005,7 @@ static void selinux_audit_checks(pid_t secret, pid_t floor)
  * 3.0's feature ABI) and puts the binary policy here; lsm loads it through
  * securityfs. pidmap_reader may do everything but open the stat file,
  * the fd and task directories and the children file of a task whose id is
- * even, as /proc/PID/... or /proc/PID/task/TID/... (xtask/src/selinux.rs,
+ * even, as /proc/PID/... or /proc/PID/task/TID/... (xtask/src/guest/selinux.rs,
  * APPARMOR_PROFILE, has the rules), so every call's answer for a task can be told from its neighbour's, and
  * must be what opening the file gives the confined caller: through a /proc
  * fd opened before the profile applied, through one opened after, and in

@@ -5,33 +5,21 @@
 //! command. Every subcommand lives in its own module; this file only parses
 //! the command line and dispatches.
 
-mod abi;
-mod answered;
 mod arch;
 mod bench;
-mod bpf;
-mod busybox;
-mod ci;
-mod clients;
-mod console;
-mod debian;
 mod deps;
 mod docs;
-mod figures;
-mod forkcost;
 mod guest;
 mod kernel;
 mod modgraph;
-mod patches;
 mod paths;
-mod posting;
-mod qemu;
-mod radix;
 mod run;
-mod selinux;
-mod stats;
-mod suite;
-mod upstream;
+mod suites;
+
+use bench::{bpf, forkcost};
+use guest::{qemu, selinux};
+use kernel::{abi, patches, radix};
+use suites::{ci, clients, suite, upstream};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

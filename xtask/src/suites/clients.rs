@@ -22,13 +22,13 @@
 mod htop;
 
 use crate::arch::Arch;
+use crate::bench::stats::median;
 use crate::guest;
+use crate::guest::qemu::{self, GuestClock};
 use crate::kernel;
 use crate::kernel::KernelArgs;
 use crate::paths::{target_dir, workspace_root};
-use crate::qemu::{self, GuestClock};
 use crate::run::{output, run, run_quiet, step, timed};
-use crate::stats::median;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -246,7 +246,7 @@ fn procps_patches() -> Result<Vec<PathBuf>> {
 /// target/xtask/clients/<name>/; rebuilt only when the tarball, the
 /// patches, the uapi header or the configuration changed.
 fn build(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf> {
-    let header = crate::abi::dir().join("linux/pidmap.h");
+    let header = crate::kernel::abi::dir().join("linux/pidmap.h");
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     PROCPS_TARBALL.hash(&mut hasher);
     CONFIGURE.hash(&mut hasher);
@@ -350,7 +350,7 @@ fn fetch_htop() -> Result<PathBuf> {
 
 /// Builds htop, with `patches`, into target/xtask/clients/NAME/htop.
 fn build_htop(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf> {
-    let header = crate::abi::dir().join("linux/pidmap.h");
+    let header = crate::kernel::abi::dir().join("linux/pidmap.h");
     let include = clients_dir().join("include");
     fs::create_dir_all(include.join("linux"))?;
     fs::copy(&header, include.join("linux/pidmap.h"))?;

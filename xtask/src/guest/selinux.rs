@@ -77,7 +77,7 @@ fn lsm_boot(
     lsm: &str,
     (policy, policy_in_guest): (&Path, &str),
 ) -> Result<i32> {
-    crate::qemu::boot_suite_with_cmdline(kernel, args, label, cmdline, 1, |stage: &Stage| {
+    crate::guest::qemu::boot_suite_with_cmdline(kernel, args, label, cmdline, 1, |stage: &Stage| {
         stage.add_file(policy, policy_in_guest)?;
         stage.set_env("PIDMAP_LSM", lsm)?;
         let tests = workspace_root().join("guest-tests");

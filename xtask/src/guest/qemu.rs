@@ -1,7 +1,7 @@
 //! Booting the guest under QEMU and judging what came back.
 
 use crate::arch::Arch;
-use crate::console::{self, LineMender};
+use crate::guest::console::{self, LineMender};
 use crate::guest::{self, Mode, Stage};
 use crate::kernel::KernelArgs;
 use crate::kernel::{self, Kernel};

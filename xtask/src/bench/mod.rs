@@ -3,7 +3,7 @@
 //!
 //! The benchmark program lives in `bench/pidmap-bench/` (its `*.c` files,
 //! one program); this module builds it static,
-//! boots the kernel with it through [`crate::qemu::run_in_guest`] `--boots`
+//! boots the kernel with it through [`crate::guest::qemu::run_in_guest`] `--boots`
 //! times, pulls each boot's JSON out of the console log, and prints one
 //! Markdown table of medians over the boots with each ratio's min–max.
 //! Timed TCG ratios swing 2–3× from one boot of the same code to the next,
@@ -37,7 +37,7 @@
 //! `--bpf` boots the BPF kernel (`qemu/bpf.config`) and builds the program
 //! with `-DPIDMAP_BENCH_BPF` against libbpf and the skeleton of
 //! `bench/bpf/task_record.bpf.c`, made from that kernel's BTF
-//! ([`crate::bpf`]): the refresh then also times `bpf_iter` (iter/task,
+//! ([`crate::bench::bpf`]): the refresh then also times `bpf_iter` (iter/task,
 //! read in 64 KiB chunks) and `bpf_syscall` (the open-coded task iterator
 //! in a `BPF_PROG_TYPE_SYSCALL` program, one `BPF_PROG_RUN`), with their
 //! one-off load + verify + attach cost (`bpf_load_ns`, `bpf_attach_ns`),
@@ -52,14 +52,17 @@
 //! `readlink_share` the readlinks' part of the /proc walk. It has no threshold
 //! (`target` null). A fourth table shows it.
 
-use crate::bpf;
+pub mod bpf;
+pub mod forkcost;
+pub mod stats;
+
+use crate::bench::stats::median;
 use crate::guest;
+use crate::guest::qemu;
 use crate::kernel::KernelArgs;
 use crate::kernel::{self, Flavor};
 use crate::paths::{workspace_root, xtask_dir};
-use crate::qemu;
 use crate::run::{step, timed};
-use crate::stats::median;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value};

@@ -11,6 +11,14 @@
 //! - `build-<flavor>/` (x86_64) and `build-arm64-<flavor>/`: `make O=`
 //!   output, with a stamp of the cache key.
 
+pub mod abi;
+pub mod answered;
+pub mod debian;
+pub mod figures;
+pub mod patches;
+pub mod posting;
+pub mod radix;
+
 use crate::arch::Arch;
 use crate::deps::{self, KERNEL_TARBALL};
 use crate::paths::{patches_dir, qemu_dir, xtask_dir};
@@ -51,7 +59,7 @@ pub struct KernelArgs {
     #[arg(long, value_name = "MIB", default_value_t = 3072)]
     pub memory: u32,
     /// Guest vCPUs; `None`: the clock's default
-    /// ([`crate::qemu::GuestClock::default_cpus`]). Not an option of every
+    /// ([`crate::guest::qemu::GuestClock::default_cpus`]). Not an option of every
     /// command: set by those that take `--cpus` themselves (forkcost).
     #[arg(skip)]
     pub cpus: Option<u32>,

@@ -3,9 +3,9 @@
 //! with the series, one boot with SELinux and one with AppArmor, which
 //! cannot be active beside Smack.
 
+use crate::guest::qemu::{self, GuestClock};
 use crate::guest::{self, Mode};
 use crate::kernel::{self, KernelArgs};
-use crate::qemu::{self, GuestClock};
 use anyhow::Result;
 
 /// `cargo xtask qemu-test`: the whole guest suite; exit 0 only if all passed
@@ -26,12 +26,12 @@ pub fn qemu_test(args: &KernelArgs) -> Result<i32> {
         },
     )?;
     let verdict = qemu::report_suite(&outcome, expected);
-    if !crate::selinux::boots_with(&kernel) {
+    if !crate::guest::selinux::boots_with(&kernel) {
         return Ok(verdict);
     }
     // Smack, SELinux and AppArmor cannot be active at once: SELinux and
     // AppArmor get a boot each, with the same kernel and their policies.
-    let selinux = crate::selinux::test_boot(&kernel, args)?;
-    let apparmor = crate::selinux::apparmor_test_boot(&kernel, args)?;
+    let selinux = crate::guest::selinux::test_boot(&kernel, args)?;
+    let apparmor = crate::guest::selinux::apparmor_test_boot(&kernel, args)?;
     Ok(i32::from(verdict != 0 || selinux != 0 || apparmor != 0))
 }

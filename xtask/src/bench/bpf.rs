@@ -24,13 +24,13 @@
 //! has a `pidmap_info` column (over 100 processes of 100 tasks, spawned
 //! for it). Never run by CI.
 
-use crate::abi;
 use crate::deps;
 use crate::guest;
+use crate::guest::qemu;
 use crate::kernel;
+use crate::kernel::abi;
 use crate::kernel::KernelArgs;
 use crate::paths::{workspace_root, xtask_dir};
-use crate::qemu;
 use crate::run::{output, run, run_quiet, step, timed};
 use anyhow::{bail, Context, Result};
 use clap::Args;

@@ -18,11 +18,11 @@
 
 use crate::arch::Arch;
 use crate::deps;
+use crate::guest::qemu::{self, Outcome};
 use crate::guest::{is_elf_executable, Stage};
 use crate::kernel::KernelArgs;
 use crate::kernel::{self, Kernel};
 use crate::paths::xtask_dir;
-use crate::qemu::{self, Outcome};
 use crate::run::{run_quiet, step, timed, with_ccache};
 use anyhow::{bail, Context, Result};
 use clap::Args;

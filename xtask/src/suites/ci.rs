@@ -4,7 +4,7 @@ use crate::arch::Arch;
 use crate::kernel::KernelArgs;
 use crate::paths::{target_dir, workspace_root};
 use crate::run::{run, step};
-use crate::suite;
+use crate::suites::suite;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::process::Command;
@@ -167,21 +167,25 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
         ("man pages (groff -ww)", Box::new(lint_man_pages)),
         (
             "bpf-host: iter/task built, loaded and checked against /proc",
-            Box::new(|| crate::bpf::run_host(&crate::bpf::BpfHostArgs { fidelity: false })),
+            Box::new(|| {
+                crate::bench::bpf::run_host(&crate::bench::bpf::BpfHostArgs { fidelity: false })
+            }),
         ),
     ];
     if !args.host_only {
         stages.push((
             "upstream-clean hunks, checkpatch --strict",
-            Box::new(|| crate::patches::check_series(&kernel(false, false))),
+            Box::new(|| crate::kernel::patches::check_series(&kernel(false, false))),
         ));
         stages.push((
             "patches export --out: git am applies it, with the poster, Cc and base-commit",
-            Box::new(|| crate::posting::check(&kernel(false, false))),
+            Box::new(|| crate::kernel::posting::check(&kernel(false, false))),
         ));
         stages.push((
             "radix-tree suite (host, patched tree)",
-            Box::new(|| crate::radix::run(&crate::radix::RadixArgs { kernel_src: None })),
+            Box::new(|| {
+                crate::kernel::radix::run(&crate::kernel::radix::RadixArgs { kernel_src: None })
+            }),
         ));
         stages.push((
             "qemu-test (patched)",
@@ -193,7 +197,7 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
         stages.push((
             "clients: procps and htop identical with and without the calls (host, patched guest)",
             Box::new(|| {
-                crate::clients::run_clients(&crate::clients::ClientsArgs {
+                crate::suites::clients::run_clients(&crate::suites::clients::ClientsArgs {
                     host_test: true,
                     guest_test: true,
                     bench: false,
@@ -215,7 +219,7 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
                 "upstream selftests, unpatched vs patched"
             },
             Box::new(move || {
-                crate::upstream::run(&crate::upstream::UpstreamArgs {
+                crate::suites::upstream::run(&crate::suites::upstream::UpstreamArgs {
                     kernel_src: None,
                     debug: upstream_on_debug,
                 })
@@ -226,7 +230,7 @@ fn stages(args: &TestAllArgs) -> Vec<Stage> {
         stages.push((
             "forkcost --check (fork/exit cost < 3 %)",
             Box::new(|| {
-                crate::forkcost::run(&crate::forkcost::ForkcostArgs {
+                crate::bench::forkcost::run(&crate::bench::forkcost::ForkcostArgs {
                     boots: 2,
                     wall_clock: false,
                     check: true,

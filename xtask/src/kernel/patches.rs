@@ -137,7 +137,7 @@ pub fn run(command: PatchesCommand) -> Result<()> {
         PatchesCommand::Export {
             out: Some(out),
             kernel,
-        } => crate::posting::export(&kernel, &out),
+        } => crate::kernel::posting::export(&kernel, &out),
     }
 }
 
@@ -160,7 +160,7 @@ fn edit(args: &KernelArgs) -> Result<()> {
 fn export() -> Result<()> {
     let tree = kernel::edit_tree()?;
     let dir = crate::paths::patches_dir();
-    let groups = crate::posting::series_groups()?;
+    let groups = crate::kernel::posting::series_groups()?;
     let wanted: usize = groups.iter().map(|(_, n)| n).sum();
     let range = format!("{}..HEAD", kernel::BASE_TAG);
     let commits: Vec<String> = cmd::output(Command::new("git").arg("-C").arg(&tree).args([
@@ -195,8 +195,9 @@ fn export() -> Result<()> {
         };
         let last = &commits[first + n - 1];
         let out = scratch.join(group);
-        let prefix =
-            crate::posting::subject_prefix(&dir.join(group).join("0000-cover-letter.patch"))?;
+        let prefix = crate::kernel::posting::subject_prefix(
+            &dir.join(group).join("0000-cover-letter.patch"),
+        )?;
         let names = cmd::output(
             Command::new("git")
                 .arg("-C")
@@ -259,7 +260,7 @@ fn export() -> Result<()> {
 /// No hunk may need a Debian-only line (kernel-patches/debian-changes.txt),
 /// so that the series applies on upstream v7.3.4 unchanged.
 fn check_upstream_clean() -> Result<()> {
-    crate::debian::check_series(&crate::paths::patches_dir(), &series()?)
+    crate::kernel::debian::check_series(&crate::paths::patches_dir(), &series()?)
 }
 
 /// Checks that the hunks are upstream-clean and that the cover letters'
@@ -267,7 +268,7 @@ fn check_upstream_clean() -> Result<()> {
 /// fails on any error or warning.
 pub fn check_series(args: &KernelArgs) -> Result<()> {
     check_upstream_clean()?;
-    crate::figures::check_cover_letters(&crate::paths::workspace_root())?;
+    crate::kernel::figures::check_cover_letters(&crate::paths::workspace_root())?;
     step("cover letters: every figure is one BENCHMARKS.md gives");
     let tree = kernel::pristine_tree(args)?;
     let (patched, _lock) = kernel::patched_tree(args)?;
@@ -294,7 +295,8 @@ pub fn check_series(args: &KernelArgs) -> Result<()> {
         let mut clean = total.contains(" 0 errors, 0 warnings");
         if !clean {
             let patch_text = std::fs::read_to_string(patch)?;
-            if let Some(answers) = crate::answered::findings(&text, &patch_text, &patched)? {
+            if let Some(answers) = crate::kernel::answered::findings(&text, &patch_text, &patched)?
+            {
                 for answer in answers {
                     step(format!("{name}: {answer}"));
                 }

@@ -18,13 +18,13 @@
 //! instructions of all of them: an iteration's figure is the work of every
 //! CPU it involved, wake-ups and IPIs included, not the time one CPU saw.
 
+use crate::bench::stats::median;
 use crate::guest;
+use crate::guest::qemu::{self, GuestClock};
 use crate::kernel;
 use crate::kernel::KernelArgs;
 use crate::paths::{workspace_root, xtask_dir};
-use crate::qemu::{self, GuestClock};
 use crate::run::{step, timed};
-use crate::stats::median;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;

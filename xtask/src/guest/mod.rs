@@ -1,9 +1,13 @@
 //! What goes into the guest: static test programs, busybox, our /init, and
 //! the newc initramfs that carries them.
 
-use crate::abi;
+pub mod busybox;
+pub mod console;
+pub mod qemu;
+pub mod selinux;
+
 use crate::arch::Arch;
-use crate::busybox;
+use crate::kernel::abi;
 use crate::kernel::{Flavor, Kernel};
 use crate::paths::{qemu_dir, target_dir, workspace_root, xtask_dir};
 use crate::run::{run_quiet, step, timed, with_ccache};
