@@ -5,7 +5,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::Parser;
 
 /// The long flags, for the single-dash spelling.
 const LONG_FLAGS: &[&str] = &[
@@ -29,19 +30,18 @@ const LONG_FLAGS: &[&str] = &[
     "version",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// pidmap_info(2) when the kernel has it (and the binary was built
-    /// with the series-syscalls feature), /proc otherwise.
-    #[allow(
-        clippy::doc_markdown,
-        reason = "the doc comment is the --help text, printed as written: backticks would show"
-    )]
-    Auto,
-    /// Only the system calls.
-    Syscall,
-    /// Only /proc.
-    Procfs,
+/// `--backend`'s values, parsed into the library's [`pidmap::Backend`] by
+/// its own `FromStr`, as the `pidmap` CLI parses its `--backend`.
+fn backend_parser() -> impl TypedValueParser<Value = pidmap::Backend> {
+    PossibleValuesParser::new([
+        PossibleValue::new("auto").help(
+            "pidmap_info(2) when the kernel has it (and the binary was built with the \
+             series-syscalls feature), /proc otherwise",
+        ),
+        PossibleValue::new("syscall").help("Only the system calls"),
+        PossibleValue::new("procfs").help("Only /proc"),
+    ])
+    .try_map(|s| s.parse::<pidmap::Backend>())
 }
 
 /// Per-process metrics for Prometheus, a drop-in for process-exporter.
@@ -135,8 +135,8 @@ pub struct Args {
     pub refused: Refused,
 
     /// Where task records come from.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[arg(long, value_parser = backend_parser(), default_value = "auto")]
+    pub backend: pidmap::Backend,
 }
 
 /// process-exporter's flags that are refused, by name, when given.

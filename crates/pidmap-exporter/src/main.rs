@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, Context, Result};
 use clap::Parser;
 
-use crate::args::{Args, BackendArg};
+use crate::args::Args;
 use crate::config::Config;
 use crate::exposition::Format;
 use crate::scrape::Exporter;
@@ -86,11 +86,7 @@ fn run(args: Args) -> Result<ExitCode> {
         Some(path) => WebConfig::load(path).map_err(usage)?,
         None => WebConfig::none(),
     };
-    let backend = match args.backend {
-        BackendArg::Auto => pidmap::Backend::Auto,
-        BackendArg::Syscall => pidmap::Backend::Syscall,
-        BackendArg::Procfs => pidmap::Backend::Procfs,
-    };
+    let backend = args.backend;
     source::raise_fd_limit();
     let boot_time = source::boot_time().context("cannot read the boot time from /proc/stat")?;
     let source = Source::new(backend).map_err(|e| anyhow!(e.message))?;
