@@ -9,9 +9,10 @@
 //! Timed TCG ratios swing 2–3× from one boot of the same code to the next,
 //! so one boot's figure is never the result.
 //!
-//! `--json PATH` writes `{"clock", "boots": [one object per boot, as the
-//! program printed it], "median": {case: the boot-median of every numeric
-//! field, plus `<ratio>_min`, `<ratio>_max` for every ratio and `boots`}}`.
+//! `--json PATH` writes an object with `clock`, `boots` (one object per
+//! boot, as the program printed it) and `median` (per case, the
+//! boot-median of every numeric field, plus `RATIO_min` and `RATIO_max` for
+//! every ratio, and `boots`).
 //!
 //! The program speaks the series' ABI (`pidmap(2)`, `pidmap_info(2)`,
 //! `fdmap(2)`, with the series' uapi headers from `crates/pidmap/abi/`, so

@@ -418,7 +418,7 @@ pub fn add_cli(stage: &Stage, arch: Arch) -> Result<()> {
     stage.add_file(exe, "bin/pidmap")
 }
 
-/// The series' kselftest suites (tools/testing/selftests/<suite>).
+/// The series' kselftest suites (tools/testing/selftests/SUITE).
 const KSELFTEST_SUITES: [&str; 2] = ["pidmap", "fdmap"];
 
 /// How the guest runs each kselftest program: (program, uid, extra
@@ -446,7 +446,7 @@ const KSELFTEST_M32: [(&str, &str); 3] = [
     ("pidmap", "pidmap_info_test"),
 ];
 
-/// One kselftest run as a /tests/kselftest/<name> script. Any exit status
+/// One kselftest run as a /tests/kselftest/NAME script. Any exit status
 /// but 0 fails, a skip (4) included, and so does any test case the
 /// harness reports as skipped (`# SKIP`): in this guest the syscalls must
 /// exist, so a test that cannot run is a broken test.
@@ -574,7 +574,7 @@ pub fn is_elf_executable(path: &Path) -> Result<bool> {
     Ok(n == 4 && magic == *b"\x7fELF")
 }
 
-/// Copies `--add` files and directories (recursively) to /add/<name>.
+/// Copies `--add` files and directories (recursively) to /add/NAME.
 pub fn add_user_files(stage: &Stage, files: &[PathBuf]) -> Result<()> {
     for file in files {
         let name = file

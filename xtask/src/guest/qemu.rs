@@ -32,7 +32,7 @@ pub struct QemuRunArgs {
     #[command(flatten)]
     pub kernel: KernelArgs,
     /// Copy this host file, or directory (recursively), into the guest as
-    /// /add/<name>. Repeatable.
+    /// /add/NAME. Repeatable.
     #[arg(long = "add", value_name = "HOST_PATH")]
     pub add: Vec<PathBuf>,
     /// Run the guest on the instruction clock (TCG `-icount shift=0`, one

@@ -243,7 +243,7 @@ fn procps_patches() -> Result<Vec<PathBuf>> {
 }
 
 /// Builds the tools from `tarball`, with `patches` applied, into
-/// target/xtask/clients/<name>/; rebuilt only when the tarball, the
+/// target/xtask/clients/NAME/; rebuilt only when the tarball, the
 /// patches, the uapi header or the configuration changed.
 fn build(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf> {
     let header = crate::kernel::abi::dir().join("linux/pidmap.h");
