@@ -90,14 +90,7 @@ fn main() {
     let result: Result<i32> = match cli.command {
         Command::QemuTest(args) if args.selinux_only => selinux::test_only(&args.kernel),
         Command::QemuTest(args) => suite::qemu_test(&args.kernel),
-        Command::QemuRun(args) => {
-            let clock = if args.instructions {
-                qemu::GuestClock::Instructions
-            } else {
-                qemu::GuestClock::Host
-            };
-            qemu::qemu_run(&args.kernel, clock, &args.add, &args.command)
-        }
+        Command::QemuRun(args) => qemu::qemu_run(&args),
         Command::QemuShell(args) => qemu::qemu_shell(&args).map(|()| 0),
         Command::Patches { command } => patches::run(command).map(|()| 0),
         Command::Bench(args) => bench::run(&args).map(|()| 0),

@@ -40,6 +40,10 @@ pub struct QemuRunArgs {
     /// exactly, as for `cargo xtask bench --instructions`.
     #[arg(long)]
     pub instructions: bool,
+    /// Appended to the kernel command line, for example `lsm=landlock` to
+    /// boot without Smack.
+    #[arg(long, value_name = "PARAMS", default_value = "")]
+    pub cmdline: String,
     /// The command and its arguments, run by busybox sh in the guest.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -528,18 +532,19 @@ fn failed_test_lines<'a>(log: &'a str, name: &str, max: usize) -> Vec<&'a str> {
 }
 
 /// `cargo xtask qemu-run`: one command in the guest, its exit status is ours.
-pub fn qemu_run(
-    args: &KernelArgs,
-    clock: GuestClock,
-    add: &[PathBuf],
-    command: &[String],
-) -> Result<i32> {
+pub fn qemu_run(run: &QemuRunArgs) -> Result<i32> {
+    let args = &run.kernel;
+    let clock = if run.instructions {
+        GuestClock::Instructions
+    } else {
+        GuestClock::Host
+    };
     let kernel = kernel::prepare(args)?;
     let label = format!("run-{}", kernel.label());
-    let mode = Mode::Run(guest::shell_quote(command));
-    let outcome = boot_headless(&kernel, args, clock, &mode, &label, |stage| {
+    let mode = Mode::Run(guest::shell_quote(&run.command));
+    let outcome = boot_headless_with(&kernel, args, clock, &mode, &label, &run.cmdline, |stage| {
         guest::add_cli(stage, kernel.arch)?;
-        guest::add_user_files(stage, add)
+        guest::add_user_files(stage, &run.add)
     })?;
     guest_exit_status(&outcome)
 }
