@@ -227,9 +227,9 @@ fn fetch_procps() -> Result<PathBuf> {
     Ok(tarball)
 }
 
-/// The patches, sorted by name.
-fn procps_patches() -> Result<Vec<PathBuf>> {
-    let dir = workspace_root().join("clients/procps");
+/// The patches of clients/`client` (procps, htop), sorted by name.
+fn client_patches(client: &str) -> Result<Vec<PathBuf>> {
+    let dir = workspace_root().join("clients").join(client);
     let mut patches: Vec<PathBuf> = fs::read_dir(&dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -368,14 +368,10 @@ fn build_htop(tarball: &Path, name: &str, patches: &[PathBuf]) -> Result<PathBuf
 pub fn build_all() -> Result<Builds> {
     crate::deps::ensure_clients()?;
     let tarball = fetch_procps()?;
-    let patched = build(&tarball, "procps-pidmap", &procps_patches()?)?;
+    let patched = build(&tarball, "procps-pidmap", &client_patches("procps")?)?;
     let upstream = build(&tarball, "procps-upstream", &[])?;
     let htop_tarball = fetch_htop()?;
-    let htop_patched = build_htop(
-        &htop_tarball,
-        "htop-pidmap",
-        &htop::patches(&workspace_root())?,
-    )?;
+    let htop_patched = build_htop(&htop_tarball, "htop-pidmap", &client_patches("htop")?)?;
     let htop_upstream = build_htop(&htop_tarball, "htop-upstream", &[])?;
     Ok(Builds {
         patched,

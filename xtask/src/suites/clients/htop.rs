@@ -104,21 +104,6 @@ pub fn fetch(dl: &Path, suite: &str) -> Result<PathBuf> {
     Ok(tarball)
 }
 
-/// The patches, sorted by name.
-pub fn patches(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join("clients/htop");
-    let mut patches: Vec<PathBuf> = fs::read_dir(&dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "patch"))
-        .collect();
-    patches.sort();
-    if patches.is_empty() {
-        bail!("no patches in {}", dir.display());
-    }
-    Ok(patches)
-}
-
 /// Builds htop from `tarball` with `patches` applied (patch -p1), static,
 /// in `src`, and copies the binary to `out/htop`; rebuilt only when the
 /// tarball, the patches, the uapi header or the configuration changed.
