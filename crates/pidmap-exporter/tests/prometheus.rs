@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::{
-    exporter, free_port, get, proc_threads, prometheus_binary, query, scalar, sleep_named,
-    wait_for, Children,
+    exporter, free_port, proc_threads, prometheus_binary, query, scalar, sleep_named,
+    start_prometheus, wait_for, Children,
 };
 
 /// utime + stime of `pid` in seconds, from `/proc/PID/stat`.
@@ -103,7 +103,6 @@ fn prometheus_scrapes_and_queries_spawned_groups() {
             .arg(&config),
     );
 
-    let prom_port = free_port();
     let prom_config = dir.path().join("prometheus.yml");
     write(
         &prom_config,
@@ -113,29 +112,7 @@ fn prometheus_scrapes_and_queries_spawned_groups() {
              \x20     - targets: ['127.0.0.1:{exporter_port}']\n"
         ),
     );
-    let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-    kids.spawn(
-        Command::new(&prometheus)
-            .arg(format!("--config.file={}", prom_config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .stderr(log),
-    );
-    let base = format!("http://127.0.0.1:{prom_port}");
-    let prom_log =
-        || std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
-    let ready = Instant::now() + Duration::from_secs(60);
-    while get(&format!("{base}/-/ready"), None).is_none_or(|r| r.status_code != 200) {
-        assert!(
-            Instant::now() < ready,
-            "Prometheus did not get ready:\n{}",
-            prom_log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let base = start_prometheus(&mut kids, &prometheus, dir.path(), &prom_config);
 
     // Exact counts, once the first scrape is in.
     let procs = |group: &str| {

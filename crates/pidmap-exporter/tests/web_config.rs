@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command as AssertCommand;
 use base64::Engine;
 use rustls::pki_types::{CertificateDer, ServerName};
-use support::{exporter, free_port, get, prometheus_binary, query, scalar, wait_for, Children};
+use support::{
+    exporter, free_port, get, prometheus_binary, prometheus_log, query, scalar, start_prometheus,
+    wait_for, Children,
+};
 
 /// A self-signed certificate for `localhost` and 127.0.0.1, written as
 /// `cert.pem` and `key.pem` in `dir`; its DER form.
@@ -283,7 +286,6 @@ fn prometheus_scrapes_over_tls_with_basic_auth() {
     let mut kids = Children::default();
     let port = start(&mut kids, &web);
 
-    let prom_port = free_port();
     let prom_config = dir.path().join("prometheus.yml");
     let job = |name: &str, password: &str| {
         format!(
@@ -303,29 +305,8 @@ fn prometheus_scrapes_over_tls_with_basic_auth() {
         ),
     )
     .unwrap();
-    let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-    kids.spawn(
-        Command::new(&prometheus)
-            .arg(format!("--config.file={}", prom_config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .stderr(log),
-    );
-    let base = format!("http://127.0.0.1:{prom_port}");
-    let prom_log =
-        || std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
-    let ready = Instant::now() + Duration::from_secs(60);
-    while get(&format!("{base}/-/ready"), None).is_none_or(|r| r.status_code != 200) {
-        assert!(
-            Instant::now() < ready,
-            "Prometheus did not get ready:\n{}",
-            prom_log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let base = start_prometheus(&mut kids, &prometheus, dir.path(), &prom_config);
+    let prom_log = || prometheus_log(dir.path());
     let up = |job: &str| scalar(&query(&base, &format!("up{{job=\"{job}\"}}")));
     wait_for(Duration::from_secs(60), "both jobs scraped", || {
         up("tls").zip(up("tls-wrong"))

@@ -126,6 +126,40 @@ pub fn prometheus_binary() -> PathBuf {
     })
 }
 
+/// Starts the Prometheus server `binary` with `config` on a free loopback
+/// port, its data and its log (`prometheus.log`) in `dir`, and waits up to
+/// 60 s for it to be ready; its base URL.
+pub fn start_prometheus(kids: &mut Children, binary: &Path, dir: &Path, config: &Path) -> String {
+    let port = free_port();
+    let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+    kids.spawn(
+        Command::new(binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stderr(log),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let ready = Instant::now() + Duration::from_secs(60);
+    while get(&format!("{base}/-/ready"), None).is_none_or(|r| r.status_code != 200) {
+        assert!(
+            Instant::now() < ready,
+            "Prometheus did not get ready:\n{}",
+            prometheus_log(dir)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    base
+}
+
+/// What the Prometheus of [`start_prometheus`] logged in `dir`.
+pub fn prometheus_log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+}
+
 /// Run an instant query against the Prometheus at `base`; the result
 /// vector.
 pub fn query(base: &str, promql: &str) -> Vec<serde_json::Value> {
