@@ -19,7 +19,7 @@ pub fn requested(cli: &Cli) -> Result<Option<Backend>> {
     }
     Backend::from_env().map_err(|_| {
         let value = std::env::var_os(pidmap::BACKEND_ENV).unwrap_or_default();
-        anyhow::Error::new(UsageError(format!(
+        anyhow::Error::new(UsageError::new(format!(
             "{}={:?} is not a backend: use auto, syscall or procfs",
             pidmap::BACKEND_ENV,
             value.to_string_lossy()

@@ -1,15 +1,32 @@
 //! How the CLI reports what went wrong, in one place: the usage error
 //! (exit status 2), the exit status of an error, the one line an error
 //! prints (each cause once), and an error's status word and text in the
-//! JSON documents.
+//! JSON documents. pidmap-exporter reports its usage errors with the same
+//! [`UsageError`] and [`exit_status`].
 
 use std::io;
 
 use pidmap::Error as PmError;
 
-/// A usage error found after parsing (exit status 2, as clap's).
+/// A usage error found after parsing (exit status 2, as clap's): a bad
+/// environment variable, or the exporter's bad config file or refused
+/// flag. Its text is the whole line after the program's name.
 #[derive(Debug)]
-pub struct UsageError(pub(crate) String);
+pub struct UsageError(String);
+
+impl UsageError {
+    /// A usage error that says `message`.
+    pub fn new(message: impl Into<String>) -> UsageError {
+        UsageError(message.into())
+    }
+
+    /// `e` as a usage error: its text with its causes, as `{:#}` prints
+    /// them.
+    #[must_use]
+    pub fn from_error(e: &anyhow::Error) -> UsageError {
+        UsageError(format!("{e:#}"))
+    }
+}
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -5,7 +5,6 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Parser;
 
 /// The long flags, for the single-dash spelling.
@@ -29,20 +28,6 @@ const LONG_FLAGS: &[&str] = &[
     "help",
     "version",
 ];
-
-/// `--backend`'s values, parsed into the library's [`pidmap::Backend`] by
-/// its own `FromStr`, as the `pidmap` CLI parses its `--backend`.
-fn backend_parser() -> impl TypedValueParser<Value = pidmap::Backend> {
-    PossibleValuesParser::new([
-        PossibleValue::new("auto").help(
-            "pidmap_info(2) when the kernel has it (and the binary was built with the \
-             series-syscalls feature), /proc otherwise",
-        ),
-        PossibleValue::new("syscall").help("Only the system calls"),
-        PossibleValue::new("procfs").help("Only /proc"),
-    ])
-    .try_map(|s| s.parse::<pidmap::Backend>())
-}
 
 /// Per-process metrics for Prometheus, a drop-in for process-exporter.
 #[derive(Debug, Parser)]
@@ -135,7 +120,9 @@ pub struct Args {
     pub refused: Refused,
 
     /// Where task records come from.
-    #[arg(long, value_parser = backend_parser(), default_value = "auto")]
+    // The `pidmap` CLI's parser: its values and help lines, into the
+    // library's `Backend` by the library's own `FromStr`.
+    #[arg(long, value_parser = pidmap_cli::backend_parser(), default_value = "auto")]
     pub backend: pidmap::Backend,
 }
 

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use clap::Parser;
+use pidmap_cli::UsageError;
 
 use crate::args::Args;
 use crate::config::Config;
@@ -46,32 +47,15 @@ fn main() -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err(e) => {
-            let (code, e) = match e.downcast::<UsageErrorBox>() {
-                Ok(UsageErrorBox(usage)) => (2, usage.0),
-                Err(e) => (1, e),
-            };
             eprintln!("pidmap-exporter: {e:#}");
-            ExitCode::from(code)
+            ExitCode::from(pidmap_cli::exit_status(&e))
         }
     }
 }
 
-/// `UsageError` as an error type anyhow can carry and give back.
-#[derive(Debug)]
-struct UsageErrorBox(UsageErrorInner);
-#[derive(Debug)]
-struct UsageErrorInner(anyhow::Error);
-
-impl std::fmt::Display for UsageErrorBox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.0 .0)
-    }
-}
-
-impl std::error::Error for UsageErrorBox {}
-
+/// A bad command line or config: exit status 2, as clap's own errors.
 fn usage(e: anyhow::Error) -> anyhow::Error {
-    anyhow!(UsageErrorBox(UsageErrorInner(e)))
+    UsageError::from_error(&e).into()
 }
 
 fn run(args: Args) -> Result<ExitCode> {
