@@ -4,23 +4,30 @@
 //! components to walk instead of four), then the group's `statm` once
 //! for the exact RSS (or each task's `status` with the uids).
 //!
-//! On a handle that keeps files ([`super::kept`]), a group whose tasks
-//! the last refresh kept is not listed at all when its own `stat` lines
-//! prove that no task joined it. Each task's kept `stat` is read again
+//! On a handle that keeps files ([`super::kept`]), nothing is listed when
+//! no task was created since the last complete refresh (the kernel's
+//! count of forks, [`super::kept::Unchanged`]): the last refresh's groups
+//! and tasks are read again, kept files with one `pread`, the files over
+//! the budget by their path. Otherwise the proc root is listed, and a
+//! group the last refresh knew is not listed when its own `stat` lines
+//! prove that no task joined it. Each known task's `stat` is read again
 //! (the record needs it anyway); the first one read gives the group's
 //! number of threads at that instant (`num_threads`,
 //! `signal->nr_threads`, which `copy_process()` and `__exit_signal()`
 //! change under `tasklist_lock` together with the pid hash that `/proc`
 //! lists). A kept file names its task for good (it reads `ESRCH` once
-//! the task is gone, never another task's line), so when every kept file
-//! of the group reads, those tasks were all alive at that instant; if
-//! they are as many as the group had threads then, no other task was in
-//! it, and a task that lived through the whole refresh cannot be missed.
-//! Any other case (a kept file gone or denied, a count that differs, a
-//! group the last refresh did not keep in full) lists the directory and
-//! reads the tasks not read yet.
+//! the task is gone, never another task's line); a file opened by its
+//! path may find another task that took the number, and counts only if
+//! that task started in a clock tick before the refresh did. So when
+//! every file of the group reads, those tasks were all alive at the first
+//! read; if they are as many as the group had threads then, no other
+//! task was in it, and a task that lived through the whole refresh
+//! cannot be missed. Any other case (a file gone or denied, a count that
+//! differs, a task too young to prove, a group the last refresh did not
+//! know) lists the directory and reads the tasks not read yet.
 //!
-//! The records are made in group order and handed out in tid order.
+//! The records are made in group order, in the caller's `Vec`, and stay
+//! there if that is tid order; else they are handed out in tid order.
 
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
@@ -54,18 +61,38 @@ impl Fallback {
         // Begun before the listing: on a full fd table it closes every
         // kept file (and keeps none for the rest of the refresh).
         self.records.kept_for_tasks.begin(keep);
-        let pids = self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)));
+        // Read before anything else: what the next refresh compares.
+        let unchanged = &mut self.records.kept_for_tasks.unchanged;
+        let forks = if keep {
+            unchanged.read_forks(root)
+        } else {
+            None
+        };
+        let skip = keep && unchanged.may_skip_listings(root, forks);
+        let started = if keep { ticks_now() } else { 0 };
+        let pids = if skip {
+            let mut ids = std::mem::take(&mut self.scratch);
+            ids.clone_from(&unchanged.groups);
+            Ok(ids)
+        } else {
+            self.take_scratch_ids(|fb, ids| fb.read_root_ids(root, 1, |id| ids.push(id)))
+        };
         let pids = match pids {
             Ok(pids) => pids,
             Err(e) => {
                 self.records.kept_for_tasks.finish(keep);
+                self.records.kept_for_tasks.unchanged.forget();
                 return Err(e);
             }
         };
         let mut file = std::mem::take(&mut self.records.file);
         file.resize(super::records::FILE_BUF, 0);
         let mut scratch = std::mem::take(&mut self.records.groups);
+        // The records are made in the caller's `Vec` (empty), and stay
+        // there if they come in tid order (the groups' tids do not
+        // interleave): no copy.
         scratch.recs.clear();
+        std::mem::swap(&mut scratch.recs, out);
         let rb = &mut self.records;
         let mut groups = Groups {
             files: TaskFiles {
@@ -77,12 +104,26 @@ impl Fallback {
             dirents: &mut self.dirents,
             fields,
             skip_k,
+            skip_listings: skip,
+            started,
             s: &mut scratch,
         };
         let res = pids.iter().try_for_each(|&pid| groups.group(pid));
-        rb.kept_for_tasks.finish(keep);
+        let kept = &mut rb.kept_for_tasks;
+        let complete = res.is_ok() && kept.knows_all();
+        kept.finish(keep);
+        if keep {
+            kept.unchanged.ended(forks, complete, &pids);
+        }
         if res.is_ok() {
-            scratch.hand_out(out);
+            let recs = &scratch.recs;
+            let in_order = recs.first().map_or(true, |r| r.tid.as_raw() != 0)
+                && recs.windows(2).all(|w| w[0].tid < w[1].tid);
+            if in_order {
+                std::mem::swap(&mut scratch.recs, out);
+            } else {
+                scratch.hand_out(out);
+            }
         }
         self.records.file = file;
         self.records.groups = scratch;
@@ -97,6 +138,13 @@ struct Groups<'a, 'f> {
     dirents: &'a mut [MaybeUninit<u8>],
     fields: InfoFields,
     skip_k: bool,
+    /// No task was created since the last complete refresh
+    /// ([`super::kept::Unchanged`]): its tasks are read, no directory
+    /// listed.
+    skip_listings: bool,
+    /// The clock tick (`CLOCK_BOOTTIME`, the clock of a stat line's start
+    /// time) at which the refresh started.
+    started: u64,
     s: &'a mut GroupScratch,
 }
 
@@ -118,24 +166,38 @@ impl Groups<'_, '_> {
                 continue;
             }
             known += 1;
-            let Some(fd) = self.files.kept.take_at(i) else {
-                all_read = false;
-                continue;
+            // Known, not kept (over the budget, or denied): read by its
+            // path, which may find another task of the number.
+            let (read, by_path) = match self.files.kept.take_at(i) {
+                Some(fd) => (self.files.read_kept(key, fd)?, false),
+                None => {
+                    let path = ProcPath::new(Base::Pid(pid), Some(key.tid), key.file.suffix());
+                    (self.files.read_file(key, None, OpenAt::Root(&path))?, true)
+                }
             };
-            match self.files.read_kept(key, fd)? {
+            match read {
                 Read::Bytes(n) => {
+                    // A task read by its path counts as one that was in
+                    // the group when its first file was read only if it
+                    // started before the refresh did (no task is created
+                    // while the count of them says none was).
+                    if by_path && !self.skip_listings {
+                        let before =
+                            start_ticks(&self.files.buf[..n]).is_some_and(|t| t < self.started);
+                        all_read &= before;
+                    }
                     let t = self.stat(key, n)?;
                     threads = threads.or(Some(t));
                 }
                 Read::Denied => {
                     all_read = false;
-                    self.denied(key.tid);
+                    self.denied(key);
                 }
                 Read::Gone => all_read = false,
             }
         }
         let complete = all_read && known > 0 && threads == Some(Some(known));
-        let dir = if complete {
+        let dir = if complete || self.skip_listings {
             None
         } else {
             self.list_and_read(pid)?
@@ -197,7 +259,7 @@ impl Groups<'_, '_> {
                 Read::Bytes(n) => {
                     self.stat(key, n)?;
                 }
-                Read::Denied => self.denied(tid),
+                Read::Denied => self.denied(key),
                 Read::Gone => {}
             }
         }
@@ -220,11 +282,13 @@ impl Groups<'_, '_> {
         Ok(threads)
     }
 
-    /// A task whose `stat` the view denies: its tid alone.
-    fn denied(&mut self, tid: i32) {
-        self.s.read.push(tid);
-        self.s.denied.push(tid);
-        self.s.recs.push(TaskInfo::new(Pid::from_raw(tid)));
+    /// A task whose `stat` the view denies: its tid alone (and its key
+    /// kept for the next refresh).
+    fn denied(&mut self, key: FileKey) {
+        self.files.kept.remember(key);
+        self.s.read.push(key.tid);
+        self.s.denied.push(key.tid);
+        self.s.recs.push(TaskInfo::new(Pid::from_raw(key.tid)));
     }
 
     /// The exact RSS (`statm`, once per group) or the uids (and the RSS:
@@ -308,6 +372,26 @@ impl Groups<'_, '_> {
     }
 }
 
+/// The `CLOCK_BOOTTIME` clock tick now (`USER_HZ`, the unit of a stat
+/// line's start time: the kernel's `nsec_to_clock_t()` rounds down too).
+fn ticks_now() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    let hz = rustix::param::clock_ticks_per_second();
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nsecs = u64::try_from(now.tv_nsec).unwrap_or(0);
+    secs.saturating_mul(hz)
+        .saturating_add(nsecs.saturating_mul(hz) / 1_000_000_000)
+}
+
+/// Field 22 of a stat line: the task's start time, in clock ticks since
+/// boot (the fields after the name, which ends at the line's last `)`,
+/// are separated by one space each).
+fn start_ticks(line: &[u8]) -> Option<u64> {
+    let close = line.iter().rposition(|&b| b == b')')?;
+    let field = line.get(close + 2..)?.split(|&b| b == b' ').nth(22 - 3)?;
+    std::str::from_utf8(field).ok()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{BufRead, BufReader, Write};
@@ -352,6 +436,26 @@ mod tests {
                     let t = spawn();
                     say(t.0.to_string());
                     threads.push(t);
+                }
+                "fork" => {
+                    // SAFETY: the child only calls async-signal-safe
+                    // functions (and dies with the thread that forked it).
+                    let kid = unsafe { libc::fork() };
+                    assert!(kid >= 0);
+                    if kid == 0 {
+                        // SAFETY: async-signal-safe calls only.
+                        unsafe {
+                            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                            loop {
+                                libc::pause();
+                            }
+                        }
+                    }
+                    let path = format!("/proc/{kid}/task/{kid}");
+                    while !std::path::Path::new(&path).exists() {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    say(kid.to_string());
                 }
                 "replace" => {
                     let (gone, stop, handle) = threads.remove(0);
@@ -415,6 +519,26 @@ mod tests {
         }
     }
 
+    impl Family {
+        /// The child, its threads started.
+        fn spawn() -> Family {
+            let mut child = Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+                .env(CHILD, "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut family = Family {
+                to: child.stdin.take().unwrap(),
+                from: BufReader::new(child.stdout.take().unwrap()),
+                child,
+            };
+            family.ask("");
+            family
+        }
+    }
+
     impl Drop for Family {
         fn drop(&mut self) {
             let _ = self.child.kill();
@@ -431,19 +555,7 @@ mod tests {
         if std::env::var_os(CHILD).is_some() {
             child_main();
         }
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
-            .env(CHILD, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut family = Family {
-            to: child.stdin.take().unwrap(),
-            from: BufReader::new(child.stdout.take().unwrap()),
-            child,
-        };
-        family.ask("");
+        let mut family = Family::spawn();
         let pid = family.pid();
         let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
         let mut fb = super::Fallback::keeping_files(true);
@@ -489,5 +601,95 @@ mod tests {
             !now.contains(&replaced[0]) && now.contains(&replaced[1]),
             "{replaced:?} {now:?}"
         );
+    }
+
+    #[test]
+    fn the_start_time_is_field_22() {
+        let line = b"12 (a) b) (c) S 1 12 12 0 -1 4194560 5 0 0 0 7 8 0 0 20 0 3 0 4567 1000 50 18446744073709551615\n";
+        assert_eq!(super::start_ticks(line), Some(4567));
+        assert_eq!(super::start_ticks(b"12 (x) S 1 12"), None);
+        let own = std::fs::read("/proc/thread-self/stat").unwrap();
+        let t = super::start_ticks(&own).expect("a start time");
+        assert!(t <= super::ticks_now(), "{t} {}", super::ticks_now());
+    }
+
+    /// A kept refresh with no task created since the last lists neither
+    /// the proc root nor any `task` directory, and still gives every task
+    /// (its kept files, and by their path the files it could not keep:
+    /// here none of the child's, as if they were over the budget); a
+    /// thread or a process created since is found by the next refresh,
+    /// which lists again.
+    #[test]
+    fn a_kept_refresh_lists_nothing_until_a_task_is_created_and_then_finds_it() {
+        let mut family = Family::spawn();
+        let pid = family.pid();
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::keeping_files(true);
+        fb.records.kept_for_tasks.unkept_group = Some(pid);
+        // Of the family (the child's group, and the process it forked),
+        // the tids; whether this refresh skipped the listings; how many
+        // times the child's group was listed.
+        let refresh = |fb: &mut super::Fallback, other: i32| {
+            let mut out: Vec<TaskInfo> = Vec::new();
+            let (listed, skips) = (listings_of(pid), fb.records.kept_for_tasks.unchanged.skips);
+            fb.task_infos(
+                &root,
+                Query::all_tasks(),
+                InfoFields::TGID,
+                0,
+                usize::MAX,
+                &mut out,
+            )
+            .unwrap();
+            assert!(out.windows(2).all(|w| w[0].tid < w[1].tid), "ascending");
+            let mine: Vec<i32> = out
+                .iter()
+                .filter(|r| {
+                    r.tgid
+                        .map(crate::pid::Pid::as_raw)
+                        .is_some_and(|t| t == pid || t == other)
+                })
+                .map(|r| r.tid.as_raw())
+                .collect();
+            let skipped = fb.records.kept_for_tasks.unchanged.skips > skips;
+            (mine, skipped, listings_of(pid) - listed)
+        };
+        let (first, skipped, listed) = refresh(&mut fb, 0);
+        assert_eq!((first, skipped, listed), (family.tasks(), false, 1));
+        // Other tests (and the machine) create tasks too: try until a
+        // refresh comes with none created since the last.
+        // Whether or not one skips, the child's group is not listed: its
+        // tasks, read by their path, all started before the refresh (in
+        // an earlier clock tick: wait for the next).
+        let ready = super::ticks_now();
+        while super::ticks_now() <= ready {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let mut quiet = false;
+        for _ in 0..500 {
+            let (tasks, skipped, listed) = refresh(&mut fb, 0);
+            assert_eq!((tasks, listed), (family.tasks(), 0));
+            if skipped {
+                quiet = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(quiet, "no refresh skipped the listings");
+        let replaced = family.ask("replace");
+        let (tasks, skipped, listed) = refresh(&mut fb, 0);
+        assert_eq!((tasks.clone(), skipped, listed), (family.tasks(), false, 1));
+        assert!(tasks.contains(&replaced[1]), "{replaced:?} in {tasks:?}");
+        let added = family.ask("add");
+        let (tasks, skipped, listed) = refresh(&mut fb, 0);
+        assert_eq!((tasks.clone(), skipped, listed), (family.tasks(), false, 1));
+        assert!(tasks.contains(&added[0]), "{added:?} in {tasks:?}");
+        let forked = family.ask("fork")[0];
+        let (tasks, skipped, _) = refresh(&mut fb, forked);
+        assert!(!skipped);
+        let mut want = family.tasks();
+        want.push(forked);
+        want.sort_unstable();
+        assert_eq!(tasks, want, "the forked process {forked} too");
     }
 }

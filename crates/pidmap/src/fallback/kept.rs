@@ -13,6 +13,11 @@
 //! owner changed under a `hidepid` mount) goes on showing through a file
 //! kept from before, as with sysinfo.
 //!
+//! A file over the budget is not kept, but its key is (and so is a
+//! denied one's): the next refresh knows the task and reads it by its
+//! path, without listing its group when it can prove it complete (see
+//! [`super::group_refresh`] and [`Unchanged`]).
+//!
 //! Bounds: the handles of a process keep together at most half the soft
 //! `RLIMIT_NOFILE` less 64 files (the rest of the table stays the
 //! caller's); each costs the kernel about 5 KiB (a `struct file`, its
@@ -23,6 +28,10 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rustix::fs::{AtFlags, OFlags, StatxFlags};
+
+use crate::proc_root::ProcRoot;
 
 /// Files kept by every handle of the process.
 static KEPT_IN_PROCESS: AtomicUsize = AtomicUsize::new(0);
@@ -101,6 +110,13 @@ pub(crate) struct KeptFiles {
     /// How many files the process may keep (0: none, in a refresh that
     /// keeps none).
     budget: usize,
+    /// What tells a refresh of every task that no task was created since
+    /// the last one (see [`Unchanged`]).
+    pub(crate) unchanged: Unchanged,
+    /// For a test: a thread group whose files are never kept, as if they
+    /// were over the budget.
+    #[cfg(test)]
+    pub(crate) unkept_group: Option<i32>,
 }
 
 impl KeptFiles {
@@ -185,11 +201,23 @@ impl KeptFiles {
     }
 
     /// Put the files kept since `mark` (one thread group's, kept in the
-    /// order they were read) in key order.
+    /// order they were read) in key order. They are in order but for the
+    /// group's `statm`, read last, when no listing interleaved them: that
+    /// one is moved into place, the rest sorted only if it must be.
     pub(crate) fn sort_since(&mut self, mark: usize) {
-        if let Some(tail) = self.this.get_mut(mark..) {
+        let Some(tail) = self.this.get_mut(mark..) else {
+            return;
+        };
+        let ordered = |s: &[(FileKey, Option<KeptFd>)]| s.windows(2).all(|w| w[0].0 < w[1].0);
+        let Some(((last, _), head)) = tail.split_last() else {
+            return;
+        };
+        if !ordered(head) {
             tail.sort_unstable_by_key(|(k, _)| *k);
+            return;
         }
+        let at = head.partition_point(|(k, _)| k < last);
+        tail[at..].rotate_right(1);
     }
 
     /// Keep again a file [`KeptFiles::take`] gave.
@@ -198,13 +226,33 @@ impl KeptFiles {
     }
 
     /// Keep a file just opened, if the process's budget allows; else it
-    /// is closed.
+    /// is closed, and only its key is kept (the next refresh knows the
+    /// task without listing its group: see [`Unchanged`]).
     pub(crate) fn keep(&mut self, key: FileKey, fd: OwnedFd) {
         if self.budget == 0 {
             return;
         }
-        if let Ok(fd) = KeptFd::new(fd, self.budget) {
-            self.this.push((key, Some(fd)));
+        let fd = KeptFd::new(fd, self.budget)
+            .ok()
+            .filter(|_| !self.never_kept(key));
+        self.this.push((key, fd));
+    }
+
+    #[cfg(test)]
+    fn never_kept(&self, key: FileKey) -> bool {
+        self.unkept_group == Some(key.tgid)
+    }
+
+    #[cfg(not(test))]
+    fn never_kept(&self, _: FileKey) -> bool {
+        false
+    }
+
+    /// Keep the key of a file this refresh read but could not keep (its
+    /// task's files are denied): the next refresh knows the task.
+    pub(crate) fn remember(&mut self, key: FileKey) {
+        if self.budget > 0 {
+            self.this.push((key, None));
         }
     }
 
@@ -218,7 +266,14 @@ impl KeptFiles {
         self.this.clear();
         self.cursor = 0;
         self.budget = 0;
+        self.unchanged.forget();
         had
+    }
+
+    /// Whether this refresh kept the key of every file it read so far:
+    /// it keeps files and no full fd table made it drop them.
+    pub(crate) fn knows_all(&self) -> bool {
+        self.budget > 0
     }
 
     /// End a refresh: close the last one's files it did not use, and keep
@@ -236,6 +291,179 @@ impl KeptFiles {
     pub(crate) fn len(&self) -> usize {
         self.last.iter().filter(|(_, fd)| fd.is_some()).count()
     }
+}
+
+/// What lets a refresh of every task skip the listings: the kernel's
+/// count of the tasks ever created (`total_forks`, the `processes` line
+/// of the proc root's `stat`, which `copy_process()` increments for every
+/// process and thread, under `tasklist_lock` with the pid hash `/proc`
+/// lists). A task's number is allocated only by `copy_process()`, so
+/// while the count is the one read at the start of the last complete
+/// refresh, every task alive now was alive when that refresh started,
+/// and so was found by it if it is alive still: the last refresh's
+/// thread groups and tasks (kept files, and the keys of the files it read
+/// but could not keep or was denied) are every task there is, less those
+/// gone since. Those are read again (a kept file with one `pread`, the
+/// others by their path), and neither the proc root nor any `task`
+/// directory is listed. A task that `execve()`s from a thread takes its
+/// group's number (`de_thread()`), which the group's leader's file
+/// follows. The count is global (every pid namespace), so it is a
+/// superset of the mount's; a mount that hides tasks from the caller
+/// (`hidepid=invisible` or `ptraceable`) could show one later without a
+/// fork (its owner changed), and is always listed.
+#[derive(Debug, Default)]
+pub(crate) struct Unchanged {
+    /// The proc root's `stat`, kept open (not counted in the budget).
+    stat: Option<OwnedFd>,
+    /// Its text, and the mount table's.
+    text: Vec<u8>,
+    /// The count read at the start of the last complete refresh.
+    forks: Option<u64>,
+    /// The thread groups of the last complete refresh, ascending.
+    pub(crate) groups: Vec<i32>,
+    /// For the tests: how many refreshes skipped the listings.
+    #[cfg(test)]
+    pub(crate) skips: usize,
+}
+
+impl Unchanged {
+    /// Forget the last refresh: the next one lists.
+    pub(crate) fn forget(&mut self) {
+        self.forks = None;
+        self.groups.clear();
+    }
+
+    /// The count of tasks ever created, now; `None` if the proc root
+    /// does not show it (`subset=pid`, an LSM, ...).
+    pub(crate) fn read_forks(&mut self, root: &ProcRoot) -> Option<u64> {
+        if self.stat.is_none() {
+            self.stat = root.openat(c"stat", OFlags::empty()).ok();
+        }
+        let fd = self.stat.as_ref()?;
+        let n = read_whole(fd, &mut self.text).ok()?;
+        forks_in(&self.text[..n])
+    }
+
+    /// Whether a refresh that read `forks` at its start may skip the
+    /// listings: the count is the one of the last complete refresh and
+    /// the mount shows the caller every task.
+    pub(crate) fn may_skip_listings(&mut self, root: &ProcRoot, forks: Option<u64>) -> bool {
+        let skip = forks.is_some() && forks == self.forks && self.shows_every_task(root);
+        #[cfg(test)]
+        {
+            self.skips += usize::from(skip);
+        }
+        skip
+    }
+
+    /// The refresh that read `forks` at its start ended; `complete` if it
+    /// found every task alive throughout it and kept the key of every
+    /// file it read, `groups` the thread groups it went through.
+    pub(crate) fn ended(&mut self, forks: Option<u64>, complete: bool, groups: &[i32]) {
+        if complete && forks.is_some() {
+            self.forks = forks;
+            if self.groups != groups {
+                self.groups.clear();
+                self.groups.extend_from_slice(groups);
+            }
+        } else {
+            self.forget();
+        }
+    }
+
+    /// Whether the mount of `root` lists every task to every caller: its
+    /// `hidepid=` is `off` or `noaccess` (which lists all, denying the
+    /// files), as the caller's mount table shows it now.
+    fn shows_every_task(&mut self, root: &ProcRoot) -> bool {
+        let Ok(st) = rustix::fs::statx(root.fd(), c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+        else {
+            return false;
+        };
+        if st.stx_mask & StatxFlags::MNT_ID.bits() == 0 {
+            return false;
+        }
+        let Ok(fd) = root.openat(c"self/mountinfo", OFlags::empty()) else {
+            return false;
+        };
+        let Ok(n) = read_whole(&fd, &mut self.text) else {
+            return false;
+        };
+        mount_lists_every_task(&self.text[..n], st.stx_mnt_id)
+    }
+}
+
+/// The whole of a small /proc file (formatted anew from offset 0) into
+/// `text`, grown as needed; its length.
+fn read_whole(fd: &OwnedFd, text: &mut Vec<u8>) -> std::io::Result<usize> {
+    if text.len() < 4096 {
+        text.resize(4096, 0);
+    }
+    loop {
+        let mut n = 0;
+        loop {
+            let got = loop {
+                match rustix::io::pread(fd, &mut text[n..], n as u64) {
+                    Err(rustix::io::Errno::INTR) => continue,
+                    res => break res?,
+                }
+            };
+            n += got;
+            if got == 0 || n == text.len() {
+                break;
+            }
+        }
+        if n < text.len() {
+            return Ok(n);
+        }
+        // Full: the file may be longer; read it all again, from 0.
+        let more = text.len() * 2;
+        text.resize(more, 0);
+    }
+}
+
+/// The number on the `processes` line of the proc root's `stat`.
+fn forks_in(text: &[u8]) -> Option<u64> {
+    const KEY: &[u8] = b"\nprocesses ";
+    let at = text.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let digits = text[at..].iter().take_while(|b| b.is_ascii_digit());
+    let mut v: u64 = 0;
+    let mut any = false;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        any = true;
+    }
+    any.then_some(v)
+}
+
+/// Whether mount `mnt_id` of a `mountinfo` text is a procfs whose super
+/// options hide no task (`hidepid=` absent, `off`/`0` or `noaccess`/`1`).
+fn mount_lists_every_task(text: &[u8], mnt_id: u64) -> bool {
+    for line in text.split(|&b| b == b'\n') {
+        let mut fields = line.split(|&b| b == b' ');
+        let Some(id) = fields.next() else { continue };
+        if std::str::from_utf8(id)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            != Some(mnt_id)
+        {
+            continue;
+        }
+        // `... - FSTYPE SOURCE SUPER_OPTIONS`.
+        let mut after = fields.skip_while(|f| *f != b"-").skip(1);
+        if after.next() != Some(b"proc".as_slice()) {
+            return false;
+        }
+        let Some(options) = after.nth(1) else {
+            return false;
+        };
+        return options
+            .split(|&b| b == b',')
+            .all(|o| match o.strip_prefix(b"hidepid=") {
+                Some(v) => matches!(v, b"off" | b"0" | b"noaccess" | b"1"),
+                None => true,
+            });
+    }
+    false
 }
 
 /// Half the soft `RLIMIT_NOFILE` (taken as 2048 if unlimited) less 64.
@@ -280,6 +508,93 @@ mod tests {
             gone.map_err(rustix::io::Errno::raw_os_error),
             Err(libc::ESRCH)
         );
+    }
+
+    /// The count of tasks ever created is where `Unchanged` reads it,
+    /// and a thread's creation moves it (`copy_process()` counts threads
+    /// too), as does a process's.
+    #[test]
+    fn the_fork_count_moves_with_every_thread_and_process() {
+        let root = ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut u = Unchanged::default();
+        let before = u.read_forks(&root).expect("the proc root's stat shows it");
+        std::thread::spawn(|| ()).join().unwrap();
+        let after_thread = u.read_forks(&root).unwrap();
+        assert!(after_thread > before, "{before} {after_thread}");
+        std::process::Command::new("true").status().unwrap();
+        let after_process = u.read_forks(&root).unwrap();
+        assert!(
+            after_process > after_thread,
+            "{after_thread} {after_process}"
+        );
+    }
+
+    #[test]
+    fn the_fork_count_and_the_mount_options_parse() {
+        assert_eq!(
+            forks_in(b"cpu  1 2\nintr 5 0\nctxt 9\nbtime 1\nprocesses 12345\nprocs_running 2\n"),
+            Some(12345)
+        );
+        assert_eq!(forks_in(b"cpu 1\nprocs_running 2\n"), None);
+        assert_eq!(forks_in(b"cpu 1\nprocesses \n"), None);
+        let info = b"22 27 0:21 / /proc rw,relatime shared:12 - proc proc rw\n\
+            40 22 0:33 / /proc/sys/fs/binfmt_misc rw - binfmt_misc binfmt_misc rw\n\
+            51 27 0:50 / /mnt/p1 rw - proc proc rw,hidepid=invisible,gid=5\n\
+            52 27 0:51 / /mnt/p2 rw - proc proc rw,hidepid=noaccess\n\
+            53 27 0:52 / /mnt/p3 rw - proc proc rw,hidepid=4\n\
+            54 27 0:53 / /mnt/t rw - tmpfs tmpfs rw\n";
+        assert!(mount_lists_every_task(info, 22));
+        assert!(!mount_lists_every_task(info, 51));
+        assert!(mount_lists_every_task(info, 52));
+        assert!(!mount_lists_every_task(info, 53));
+        assert!(!mount_lists_every_task(info, 54), "not a procfs");
+        assert!(!mount_lists_every_task(info, 99), "not in the table");
+        assert!(
+            !mount_lists_every_task(info, 2),
+            "an id's prefix is not the id"
+        );
+    }
+
+    /// A group's files come in key order after `sort_since`, whether
+    /// only its `statm` (read last) is out of place or more are.
+    #[test]
+    fn a_group_is_put_in_key_order() {
+        let key = |tid, file| FileKey {
+            tgid: 10,
+            tid,
+            file,
+        };
+        let mut kept = KeptFiles::default();
+        kept.begin_with_budget(usize::MAX);
+        kept.remember(key(3, TaskFile::Stat));
+        let mark = kept.mark();
+        for k in [
+            key(10, TaskFile::Stat),
+            key(11, TaskFile::Stat),
+            key(12, TaskFile::Stat),
+            key(10, TaskFile::Statm),
+        ] {
+            kept.remember(k);
+        }
+        kept.sort_since(mark);
+        let keys = |kept: &KeptFiles| kept.this.iter().map(|(k, _)| *k).collect::<Vec<_>>();
+        let want = vec![
+            key(3, TaskFile::Stat),
+            key(10, TaskFile::Stat),
+            key(10, TaskFile::Statm),
+            key(11, TaskFile::Stat),
+            key(12, TaskFile::Stat),
+        ];
+        assert_eq!(keys(&kept), want);
+        kept.sort_since(mark);
+        assert_eq!(keys(&kept), want, "already in order");
+        kept.remember(key(2, TaskFile::Stat));
+        kept.remember(key(1, TaskFile::Stat));
+        kept.sort_since(mark);
+        let mut all = want.clone();
+        all.extend([key(1, TaskFile::Stat), key(2, TaskFile::Stat)]);
+        all[1..].sort_unstable();
+        assert_eq!(keys(&kept), all);
     }
 
     /// Keys are looked up in ascending order; the ones a refresh does not
