@@ -62,6 +62,8 @@ static const struct {
 	{ "id + state", PIDMAP_INFO_ID | PIDMAP_INFO_STATE },
 	{ "id + comm", PIDMAP_INFO_ID | PIDMAP_INFO_COMM },
 	{ "id + task_flags", PIDMAP_INFO_ID | PIDMAP_INFO_TASK_FLAGS },
+	{ "id + faults", PIDMAP_INFO_ID | PIDMAP_INFO_FAULTS },
+	{ "id + ctxsw", PIDMAP_INFO_ID | PIDMAP_INFO_CTXSW },
 	{ "top refresh", PIDMAP_INFO_ID | PIDMAP_INFO_PPID | PIDMAP_INFO_STATE |
 			 PIDMAP_INFO_CPUTIME | PIDMAP_INFO_START_TIME |
 			 PIDMAP_INFO_RSS | PIDMAP_INFO_COMM },

@@ -45,7 +45,7 @@
  * (TASKS) above the cursor, as root kthreadd too, and never kthreadd with
  * PIDMAP_FILTER_NO_KTHREADS.  Records: mask = asked & known | ID (and
  * SUPPORTED_MASK with its supported_mask), every field outside the mask 0,
- * __spare 0, every byte from 168 to info_size 0, a state letter of
+ * __spare 0, every byte from 200 to info_size 0, a state letter of
  * "RSDTtXZPI", a NUL in comm, pidfs_id != 0, our own tasks' tgid, ppid,
  * uids, num_threads and comm exact.  Bytes: nothing past the returned
  * count is written (the rest of the buffer and a 64-byte canary after an
@@ -107,7 +107,8 @@
 			 PIDMAP_INFO_SCHED | PIDMAP_INFO_NUM_THREADS |		\
 			 PIDMAP_INFO_CPUTIME | PIDMAP_INFO_START_TIME |		\
 			 PIDMAP_INFO_RSS | PIDMAP_INFO_STATE | PIDMAP_INFO_COMM | \
-			 PIDMAP_INFO_TASK_FLAGS | PIDMAP_INFO_SUPPORTED_MASK)
+			 PIDMAP_INFO_TASK_FLAGS | PIDMAP_INFO_FAULTS |		\
+			 PIDMAP_INFO_CTXSW | PIDMAP_INFO_SUPPORTED_MASK)
 #define MAXREF		256
 
 enum call_kind { K_PIDMAP, K_INFO, K_FDMAP, K_NR };
@@ -1016,12 +1017,19 @@ static void check_record(const struct call *c, long r, int i, const unsigned cha
 		violation(c, r, 0, "record %d: sched outside the mask", i);
 	if (!(m & PIDMAP_INFO_NUM_THREADS) && in.num_threads)
 		violation(c, r, 0, "record %d: num_threads outside the mask", i);
-	if (!(m & PIDMAP_INFO_CPUTIME) && (in.utime || in.stime))
+	if (!(m & PIDMAP_INFO_CPUTIME) && (in.utime_ns || in.stime_ns))
 		violation(c, r, 0, "record %d: cputime outside the mask", i);
-	if (!(m & PIDMAP_INFO_START_TIME) && in.start_time)
-		violation(c, r, 0, "record %d: start_time outside the mask", i);
-	if (!(m & PIDMAP_INFO_RSS) && in.rss_pages)
+	if (!(m & PIDMAP_INFO_START_TIME) && in.start_time_ns)
+		violation(c, r, 0, "record %d: start_time_ns outside the mask", i);
+	if (!(m & PIDMAP_INFO_RSS) && in.rss_bytes)
 		violation(c, r, 0, "record %d: rss outside the mask", i);
+	if ((m & PIDMAP_INFO_RSS) && in.rss_bytes % (uint64_t)sysconf(_SC_PAGESIZE))
+		violation(c, r, 0, "record %d: rss_bytes %llu not whole pages", i,
+			  (unsigned long long)in.rss_bytes);
+	if (!(m & PIDMAP_INFO_FAULTS) && (in.min_flt || in.maj_flt))
+		violation(c, r, 0, "record %d: faults outside the mask", i);
+	if (!(m & PIDMAP_INFO_CTXSW) && (in.nvcsw || in.nivcsw))
+		violation(c, r, 0, "record %d: context switches outside the mask", i);
 	if (!(m & PIDMAP_INFO_TASK_FLAGS) && in.task_flags)
 		violation(c, r, 0, "record %d: task_flags outside the mask", i);
 	if (!(m & PIDMAP_INFO_STATE) && in.state)
@@ -1056,6 +1064,14 @@ static void check_record(const struct call *c, long r, int i, const unsigned cha
 			violation(c, r, 0, "record %d: our comm '%.64s', want '%s'", i, in.comm, comm);
 		if ((m & PIDMAP_INFO_TASK_FLAGS) && (in.task_flags & PIDMAP_TASK_KTHREAD))
 			violation(c, r, 0, "record %d: we are a kthread?", i);
+		/* The main thread has touched memory, every thread has slept */
+		if ((m & PIDMAP_INFO_FAULTS) && !in.min_flt &&
+		    ((pid_t)in.tid == self_pid || c->pr.scope == PIDMAP_SCOPE_PROCS))
+			violation(c, r, 0, "record %d: our min_flt 0", i);
+		if ((m & PIDMAP_INFO_CTXSW) && !(in.nvcsw + in.nivcsw))
+			violation(c, r, 0, "record %d: our context switches 0", i);
+		if ((m & PIDMAP_INFO_START_TIME) && !in.start_time_ns)
+			violation(c, r, 0, "record %d: our start_time_ns 0", i);
 	}
 }
 

@@ -25,13 +25,16 @@
  *   - every field equals <mount>/PID/stat (PROCS: the group's CPU time)
  *     or <mount>/PID/task/TID/stat (TASKS), status and statm, read just
  *     before and just after the call: tgid (Tgid:), ppid (4), state (3),
- *     utime and stime (14, 15, clock ticks, between the readings),
- *     priority (18), nice (19), num_threads (20), start_time (22), policy
- *     (41), rss_pages (statm's 2nd), comm (2, exactly: a kernel thread's
- *     full name, a worker's "+desc"/"-desc"), ruid and euid (Uid: 1st and
+ *     utime_ns and stime_ns (14, 15, in clock ticks as stat divides
+ *     them, between the readings), priority (18), nice (19), num_threads
+ *     (20), start_time_ns (22, in clock ticks), policy (41), rss_bytes
+ *     (statm's 2nd, in pages), comm (2, exactly: a kernel thread's full
+ *     name, a worker's "+desc"/"-desc"), ruid and euid (Uid: 1st and
  *     2nd), task_flags (PF_KTHREAD, PF_USER_WORKER, PF_EXITING,
- *     PF_FORKNOEXEC of field 9);
- *   - a record whose moving fields (state, CPU time, rss, threads, ppid,
+ *     PF_FORKNOEXEC of field 9), min_flt and maj_flt (10, 12: the group's
+ *     in PROCS) and nvcsw and nivcsw (voluntary_ and
+ *     nonvoluntary_ctxt_switches:), between the readings;
+ *   - a record whose moving fields (state, CPU time, rss, faults, switches, threads, ppid,
  *     flags, nice) disagree with both readings is fetched again alone
  *     (last_id = tid - 1, nr 1) between two fresh readings, up to 5 times;
  *   - the targets are where the rule puts them: 65534 sees its dumpable
@@ -138,7 +141,7 @@ struct proc_task {
 	int ppid, tgid, policy;
 	unsigned int ruid, euid;
 	unsigned long flags;
-	unsigned long long utime, stime, start;
+	unsigned long long utime, stime, start, min_flt, maj_flt, nvcsw, nivcsw;
 	long priority, nice, num_threads, rss;
 };
 
@@ -164,10 +167,10 @@ static int read_task(const char *mount, int tid, int process, struct proc_task *
 	memset(t->name, 0, sizeof(t->name));
 	memcpy(t->name, op + 1, cp - op - 1);
 	if (sscanf(cp + 1,
-		   " %c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu %*d %*d %ld %ld %ld"
+		   " %c %d %*d %*d %*d %*d %lu %llu %*u %llu %*u %llu %llu %*d %*d %ld %ld %ld"
 		   " %*d %llu",
-		   &t->state, &t->ppid, &t->flags, &t->utime, &t->stime, &t->priority, &t->nice,
-		   &t->num_threads, &t->start) != 9)
+		   &t->state, &t->ppid, &t->flags, &t->min_flt, &t->maj_flt, &t->utime, &t->stime,
+		   &t->priority, &t->nice, &t->num_threads, &t->start) != 11)
 		pt_die("cannot parse %s: %s", path, buf);
 	t->policy = proc_stat_buf_policy(buf);
 	if (t->policy < 0)
@@ -185,9 +188,11 @@ static int read_task(const char *mount, int tid, int process, struct proc_task *
 	while (fgets(line, sizeof(line), f)) {
 		got += sscanf(line, "Tgid: %d", &t->tgid) == 1;
 		got += sscanf(line, "Uid: %u %u", &t->ruid, &t->euid) == 2;
+		got += sscanf(line, "voluntary_ctxt_switches: %llu", &t->nvcsw) == 1;
+		got += sscanf(line, "nonvoluntary_ctxt_switches: %llu", &t->nivcsw) == 1;
 	}
 	fclose(f);
-	return got == 2 ? 0 : ENOENT;
+	return got == 4 ? 0 : ENOENT;
 }
 
 static __u32 task_flags_of(unsigned long pf)
@@ -221,7 +226,7 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 		bad |= 1ULL << 61;
 	if ((int)r->tgid != b->tgid || (int)r->tgid != a->tgid)
 		bad |= PIDMAP_INFO_ID;
-	if (r->start_time != b->start)
+	if (pidmap_ticks(r->start_time_ns) != b->start)
 		bad |= PIDMAP_INFO_START_TIME;
 	if (strcmp(r->comm, b->name) && strcmp(r->comm, a->name))
 		bad |= PIDMAP_INFO_COMM;
@@ -239,10 +244,17 @@ static __u64 mismatches(const struct pidmap_info *r, const struct proc_task *b,
 		bad |= PIDMAP_INFO_STATE;
 	if (!EITHER(r->task_flags, task_flags_of(b->flags), task_flags_of(a->flags)))
 		bad |= PIDMAP_INFO_TASK_FLAGS;
-	if (!BETWEEN(r->utime, b->utime, a->utime) || !BETWEEN(r->stime, b->stime, a->stime))
+	if (!BETWEEN(pidmap_ticks(r->utime_ns), b->utime, a->utime) ||
+	    !BETWEEN(pidmap_ticks(r->stime_ns), b->stime, a->stime))
 		bad |= PIDMAP_INFO_CPUTIME;
-	if (!BETWEEN((long)r->rss_pages, b->rss, a->rss))
+	if (!BETWEEN((long)pidmap_pages(r->rss_bytes), b->rss, a->rss) ||
+	    r->rss_bytes % sysconf(_SC_PAGESIZE))
 		bad |= PIDMAP_INFO_RSS;
+	if (!BETWEEN(r->min_flt, b->min_flt, a->min_flt) ||
+	    !BETWEEN(r->maj_flt, b->maj_flt, a->maj_flt))
+		bad |= PIDMAP_INFO_FAULTS;
+	if (!BETWEEN(r->nvcsw, b->nvcsw, a->nvcsw) || !BETWEEN(r->nivcsw, b->nivcsw, a->nivcsw))
+		bad |= PIDMAP_INFO_CTXSW;
 	if (!BETWEEN((long)r->num_threads, b->num_threads, a->num_threads))
 		bad |= PIDMAP_INFO_NUM_THREADS;
 	return bad;
@@ -253,16 +265,22 @@ static void log_mismatch(const char *what, const struct pidmap_info *r,
 {
 	pt_err("%s: tid %d fields %#llx differ: record tgid=%d ppid=%d state=%c task_flags=%#x "
 	       "utime=%llu stime=%llu prio=%d nice=%d policy=%u threads=%u start=%llu rss=%llu "
+	       "flt=%llu/%llu csw=%llu/%llu "
 	       "comm=%.64s uid=%u/%u mask=%#llx; before: tgid=%d ppid=%d state=%c flags=%#lx "
 	       "utime=%llu stime=%llu prio=%ld nice=%ld policy=%d threads=%ld start=%llu "
-	       "rss=%ld name=%s uid=%u/%u; after: state=%c utime=%llu stime=%llu rss=%ld",
+	       "rss=%ld flt=%llu/%llu csw=%llu/%llu name=%s uid=%u/%u; after: state=%c utime=%llu "
+	       "stime=%llu rss=%ld flt=%llu/%llu csw=%llu/%llu",
 	       what, r->tid, (unsigned long long)bad, r->tgid, r->ppid, r->state ? r->state : '0',
-	       r->task_flags, (unsigned long long)r->utime, (unsigned long long)r->stime,
+	       r->task_flags, pidmap_ticks(r->utime_ns), pidmap_ticks(r->stime_ns),
 	       r->priority, r->nice, r->policy, r->num_threads,
-	       (unsigned long long)r->start_time, (unsigned long long)r->rss_pages, r->comm,
+	       pidmap_ticks(r->start_time_ns), pidmap_pages(r->rss_bytes),
+	       (unsigned long long)r->min_flt, (unsigned long long)r->maj_flt,
+	       (unsigned long long)r->nvcsw, (unsigned long long)r->nivcsw, r->comm,
 	       r->ruid, r->euid, (unsigned long long)r->mask, b->tgid, b->ppid, b->state,
 	       b->flags, b->utime, b->stime, b->priority, b->nice, b->policy, b->num_threads,
-	       b->start, b->rss, b->name, b->ruid, b->euid, a->state, a->utime, a->stime, a->rss);
+	       b->start, b->rss, b->min_flt, b->maj_flt, b->nvcsw, b->nivcsw, b->name, b->ruid,
+	       b->euid, a->state, a->utime, a->stime, a->rss, a->min_flt, a->maj_flt, a->nvcsw,
+	       a->nivcsw);
 }
 
 /* ------------------------------------------------------------------ */

@@ -82,13 +82,21 @@ static void die(const char *fmt, ...)
 enum field {
 	F_TGID, F_PPID, F_RUID, F_EUID, F_NICE, F_PRIORITY, F_POLICY, F_NUM_THREADS,
 	F_TASK_FLAGS, F_UTIME, F_STIME, F_START_TIME, F_RSS, F_STATE, F_COMM, F_PIDFS_ID,
+	F_MIN_FLT, F_MAJ_FLT, F_NVCSW, F_NIVCSW,
 	NR_FIELDS
 };
 
 static const char *const field_names[NR_FIELDS] = {
 	"tgid", "ppid", "ruid", "euid", "nice", "priority", "policy", "num_threads",
-	"task_flags", "utime", "stime", "start_time", "rss_pages", "state", "comm", "pidfs_id",
+	"task_flags", "utime", "stime", "start_time", "rss", "state", "comm", "pidfs_id",
+	"min_flt", "maj_flt", "nvcsw", "nivcsw",
 };
+
+/* Times compare in stat's clock ticks, as /proc shows them. */
+static unsigned long long ticks(__u64 ns)
+{
+	return ns / NSEC_PER_USER_TICK;
+}
 
 static bool field_differs(enum field f, const struct task_record *a, const struct task_record *b)
 {
@@ -102,13 +110,17 @@ static bool field_differs(enum field f, const struct task_record *a, const struc
 	case F_POLICY: return a->policy != b->policy;
 	case F_NUM_THREADS: return a->num_threads != b->num_threads;
 	case F_TASK_FLAGS: return a->task_flags != b->task_flags;
-	case F_UTIME: return a->utime != b->utime;
-	case F_STIME: return a->stime != b->stime;
-	case F_START_TIME: return a->start_time != b->start_time;
-	case F_RSS: return a->rss_pages != b->rss_pages;
+	case F_UTIME: return ticks(a->utime_ns) != ticks(b->utime_ns);
+	case F_STIME: return ticks(a->stime_ns) != ticks(b->stime_ns);
+	case F_START_TIME: return ticks(a->start_time_ns) != ticks(b->start_time_ns);
+	case F_RSS: return a->rss_bytes != b->rss_bytes;
 	case F_STATE: return a->state != b->state;
 	case F_COMM: return strncmp(a->comm, b->comm, sizeof(a->comm)) != 0;
 	case F_PIDFS_ID: return a->pidfs_id != b->pidfs_id;
+	case F_MIN_FLT: return a->min_flt != b->min_flt;
+	case F_MAJ_FLT: return a->maj_flt != b->maj_flt;
+	case F_NVCSW: return a->nvcsw != b->nvcsw;
+	case F_NIVCSW: return a->nivcsw != b->nivcsw;
 	default: return true;
 	}
 }
@@ -117,13 +129,14 @@ static void print_record(FILE *out, const char *who, const struct task_record *r
 {
 	fprintf(out,
 		"%s: tid %d tgid %d ppid %d uid %u/%u nice %d prio %d policy %u threads %u "
-		"flags %#x utime %llu stime %llu start %llu rss %llu state %c comm '%.64s' "
-		"pidfs %llu\n",
+		"flags %#x utime %llu stime %llu start %llu ticks rss %llu bytes state %c "
+		"comm '%.64s' pidfs %llu faults %llu/%llu switches %llu/%llu\n",
 		who, r->tid, r->tgid, r->ppid, r->ruid, r->euid, r->nice, r->priority, r->policy,
-		r->num_threads, r->task_flags, (unsigned long long)r->utime,
-		(unsigned long long)r->stime, (unsigned long long)r->start_time,
-		(unsigned long long)r->rss_pages, r->state ? r->state : '?', r->comm,
-		(unsigned long long)r->pidfs_id);
+		r->num_threads, r->task_flags, ticks(r->utime_ns), ticks(r->stime_ns),
+		ticks(r->start_time_ns), (unsigned long long)r->rss_bytes, r->state ? r->state : '?',
+		r->comm, (unsigned long long)r->pidfs_id, (unsigned long long)r->min_flt,
+		(unsigned long long)r->maj_flt, (unsigned long long)r->nvcsw,
+		(unsigned long long)r->nivcsw);
 }
 
 static const struct task_record *find_tid(const struct task_record *recs, long n, int tid)
@@ -458,7 +471,7 @@ struct fidelity {
 	const char *source;
 	long listed, only_source, only_proc, compared;
 	long differ[NR_FIELDS];
-	long rss_differs_from_stat;	/* rss_pages against stat's field 24 */
+	long rss_differs_from_stat;	/* rss in pages against stat's field 24 */
 	/* up to 3 examples of differing comm, for the report */
 	char comm_examples[3][2][64];
 	int nexamples;
@@ -476,7 +489,8 @@ static void compare_all(struct fidelity *fd, const struct task_record *recs, lon
 			continue;
 		}
 		fd->compared++;
-		fd->rss_differs_from_stat += recs[i].rss_pages != proc_stat_rss[p - proc];
+		fd->rss_differs_from_stat +=
+			recs[i].rss_bytes / (__u64)sysconf(_SC_PAGESIZE) != proc_stat_rss[p - proc];
 		for (int f = 0; f < NR_FIELDS; f++) {
 			if (!field_differs((enum field)f, &recs[i], p))
 				continue;
@@ -532,7 +546,7 @@ static void print_fidelity_table(const struct fidelity *v, int nv, long np)
 		for (int s = 0; s < nv; s++)
 			printf(" %ld |", v[s].differ[f]);
 	}
-	printf("\n| rss_pages differs from stat's field 24 |");
+	printf("\n| rss differs from stat's field 24 |");
 	for (int s = 0; s < nv; s++)
 		printf(" %ld |", v[s].rss_differs_from_stat);
 	printf("\n\n");

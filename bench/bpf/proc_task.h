@@ -62,7 +62,9 @@ static inline ssize_t proc_task_file(int pid, int tid, const char *name, char *b
 
 /*
  * Task @tid of process @pid as /proc shows it: 0, or -1 with errno (ENOENT:
- * the task is gone). @page_kib converts VmRSS to pages. pidfs_id is 0 when
+ * the task is gone), its times in nanoseconds (stat's ticks times
+ * NSEC_PER_USER_TICK) and its VmRSS in bytes, as pidmap_info(2) gives
+ * them; @page_kib is unused (VmRSS is in KiB). pidfs_id is 0 when
  * no pidfd can be opened (no pidfs, or the task exited meanwhile).
  * *@stat_rss (if not NULL) gets stat's field 24, the approximate rss.
  */
@@ -101,12 +103,14 @@ static inline int proc_task_read(int pid, int tid, long page_kib, struct task_re
 	r->tid = tid;
 	r->ppid = (__s32)v[4];
 	r->task_flags = proc_task_flags((unsigned long)v[9]);
-	r->utime = v[14];
-	r->stime = v[15];
+	r->min_flt = v[10];
+	r->maj_flt = v[12];
+	r->utime_ns = v[14] * NSEC_PER_USER_TICK;
+	r->stime_ns = v[15] * NSEC_PER_USER_TICK;
 	r->priority = (__s32)(long long)v[18];
 	r->nice = (__s32)(long long)v[19];
 	r->num_threads = (__u32)v[20];
-	r->start_time = v[22];
+	r->start_time_ns = v[22] * NSEC_PER_USER_TICK;
 	r->policy = (__u32)v[41];
 	if (stat_rss)
 		*stat_rss = v[24];
@@ -123,8 +127,13 @@ static inline int proc_task_read(int pid, int tid, long page_kib, struct task_re
 		}
 		if (sscanf(line, "VmRSS: %ld", &rss_kib) == 1)
 			continue;
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &r->nvcsw) == 1)
+			continue;
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &r->nivcsw) == 1)
+			continue;
 	}
-	r->rss_pages = rss_kib > 0 ? (__u64)(rss_kib / page_kib) : 0;
+	(void)page_kib;
+	r->rss_bytes = rss_kib > 0 ? (__u64)rss_kib << 10 : 0;
 	r->mask = TASK_RECORD_MASK;
 
 	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);

@@ -32,8 +32,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* USER_HZ is 100 on x86 and arm64: stat's clock ticks. */
-#define NSEC_PER_USER_TICK 10000000ULL
+/* The page size of the x86_64 kernels the programs run on: rss in bytes. */
+#define PAGE_SHIFT_X86 12
 
 /* include/linux/sched.h, 5.14 and later: not in BTF. */
 #define TASK_INTERRUPTIBLE 0x0001
@@ -160,10 +160,14 @@ static __always_inline void fill(struct task_struct *t, struct task_record *r)
 	r->policy = BPF_CORE_READ(t, policy);
 	r->num_threads = BPF_CORE_READ(t, signal, nr_threads);
 	r->task_flags = task_flags(t);
-	r->utime = BPF_CORE_READ(t, utime) / NSEC_PER_USER_TICK;
-	r->stime = BPF_CORE_READ(t, stime) / NSEC_PER_USER_TICK;
-	r->start_time = BPF_CORE_READ(t, start_boottime) / NSEC_PER_USER_TICK;
-	r->rss_pages = rss_pages(t);
+	r->utime_ns = BPF_CORE_READ(t, utime);
+	r->stime_ns = BPF_CORE_READ(t, stime);
+	r->start_time_ns = BPF_CORE_READ(t, start_boottime);
+	r->rss_bytes = rss_pages(t) << PAGE_SHIFT_X86;
+	r->min_flt = BPF_CORE_READ(t, min_flt);
+	r->maj_flt = BPF_CORE_READ(t, maj_flt);
+	r->nvcsw = BPF_CORE_READ(t, nvcsw);
+	r->nivcsw = BPF_CORE_READ(t, nivcsw);
 	r->state = state_letter(t);
 	__builtin_memset(r->__spare, 0, sizeof(r->__spare));
 	__builtin_memset(r->comm, 0, sizeof(r->comm));

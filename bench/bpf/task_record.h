@@ -2,7 +2,7 @@
 /*
  * task_record.h: the record the BPF programs of bench/bpf/ write per task,
  * shared by the BPF side (which gets its types from vmlinux.h) and the
- * loader: pidmap_info(2)'s 168-byte struct pidmap_info, from the series'
+ * loader: pidmap_info(2)'s 200-byte struct pidmap_info, from the series'
  * uapi header (<linux/pidmap.h> in crates/pidmap/abi/, on the include path
  * of both compilers), so the two sides and the call cannot disagree.
  *
@@ -41,10 +41,17 @@ _Static_assert(sizeof(struct task_record) == PIDMAP_INFO_SIZE_VER0, "struct pidm
 
 /* The most records the BPF_PROG_TYPE_SYSCALL program fills per run: its
  * array is one .bss map value, which must stay below KMALLOC_MAX_SIZE
- * (4 MiB): 20,000 x 168 bytes is 3.2 MiB. */
+ * (4 MiB): 20,000 x 200 bytes is 3.8 MiB. */
 #define TASK_RECORD_MAX 20000
 
 /* The pidmap_info(2) mask bits the programs fill: every field. */
-#define TASK_RECORD_MASK ((PIDMAP_INFO_TASK_FLAGS << 1) - 1)
+#define TASK_RECORD_MASK ((PIDMAP_INFO_CTXSW << 1) - 1)
+
+/*
+ * The record's units: nanoseconds and bytes. USER_HZ is 100 on x86 and
+ * arm64, so a time in stat's clock ticks is ns / 10,000,000, divided as
+ * nsec_to_clock_t() divides it.
+ */
+#define NSEC_PER_USER_TICK 10000000ULL
 
 #endif /* TASK_RECORD_H */

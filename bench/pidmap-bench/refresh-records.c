@@ -10,7 +10,11 @@ bool have_info;
 
 static struct pidmap_info infobuf[INFO_CHUNK_MAX];
 
-/* Append @n records of pidmap_info(2) to @rf, as the refresh's records. */
+/*
+ * Append @n records of pidmap_info(2) to @rf, as the refresh's records:
+ * its nanoseconds in stat's clock ticks and its bytes in pages, divided
+ * as /proc divides them.
+ */
 static void records_from_info(struct refresh *rf, const struct pidmap_info *in, long n)
 {
 	long i;
@@ -28,10 +32,10 @@ static void records_from_info(struct refresh *rf, const struct pidmap_info *in, 
 		if (rf->ids_only)
 			continue;
 		out->state = (char)in->state;
-		out->utime = in->utime;
-		out->stime = in->stime;
-		out->start_time = in->start_time;
-		out->rss = (long)in->rss_pages;
+		out->utime = in->utime_ns / ns_per_tick;
+		out->stime = in->stime_ns / ns_per_tick;
+		out->start_time = in->start_time_ns / ns_per_tick;
+		out->rss = (long)(in->rss_bytes / ((unsigned long long)page_kib << 10));
 		len = strnlen(in->comm, sizeof(in->comm));
 		if (len >= REC_COMM)
 			len = REC_COMM - 1;
@@ -125,8 +129,8 @@ void probe_info(void)
 _Static_assert(sizeof(struct task_record) == sizeof(struct pidmap_info), "record size");
 _Static_assert(offsetof(struct task_record, comm) == offsetof(struct pidmap_info, comm),
 	       "record comm");
-_Static_assert(offsetof(struct task_record, rss_pages) ==
-		       offsetof(struct pidmap_info, rss_pages), "record rss");
+_Static_assert(offsetof(struct task_record, rss_bytes) ==
+		       offsetof(struct pidmap_info, rss_bytes), "record rss");
 
 struct task_bpf bpf;
 bool have_bpf_iter, have_bpf_syscall;

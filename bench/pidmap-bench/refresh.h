@@ -45,7 +45,7 @@
  *    lower bound of the per-task route's cost, and its records are
  *    checked on tid, tgid and ppid only;
  *  - "bpf_iter" (built with PIDMAP_BENCH_BPF): the iter/task program of
- *    bpf/task_record.bpf.c, the same 168-byte records, read(2) 64 KiB at
+ *    bpf/task_record.bpf.c, the same 200-byte records, read(2) 64 KiB at
  *    a time from a new iterator fd per refresh; its load, verification
  *    and attach are timed once, apart ("bpf_load_ns" and friends);
  *  - "bpf_syscall": the open-coded bpf_iter_task kfuncs in a

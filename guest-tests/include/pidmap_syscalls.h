@@ -11,7 +11,8 @@
  * and always see the series' definitions.
  *
  * In short: one struct pidmap_req for both pidmap(2) (u32 ids) and
- * pidmap_info(2) (records of info_size bytes, 168 in VER0); a scope
+ * pidmap_info(2) (records of info_size bytes, 200 in VER0:
+ * times in nanoseconds, the resident set in bytes); a scope
  * (PROCS, TASKS, THREADS, CHILDREN) instead of mode flags; an exclusive
  * cursor (last_id: the last id the previous call returned, 0 to start);
  * a target only for THREADS and CHILDREN, and only as a pidfd (or
@@ -62,7 +63,7 @@
 #endif
 
 /* Every field of a record (everything but SUPPORTED_MASK). */
-#define PIDMAP_INFO_ALL_FIELDS	((PIDMAP_INFO_TASK_FLAGS << 1) - 1)
+#define PIDMAP_INFO_ALL_FIELDS	((PIDMAP_INFO_CTXSW << 1) - 1)
 
 /* The most ids or records one call may ask for; nr above it is EOVERFLOW. */
 #define PIDMAP_MAX_NR 1000000u
@@ -74,7 +75,27 @@
 _Static_assert(sizeof(struct pidmap_req) == PIDMAP_REQ_SIZE_VER0, "pidmap_req layout");
 _Static_assert(sizeof(struct pidmap_info) == PIDMAP_INFO_SIZE_VER0, "pidmap_info layout");
 _Static_assert(sizeof(struct fdmap_req) == FDMAP_REQ_SIZE_VER0, "fdmap_req layout");
+_Static_assert(offsetof(struct pidmap_info, utime_ns) == 64, "pidmap_info utime_ns offset");
+_Static_assert(offsetof(struct pidmap_info, rss_bytes) == 88, "pidmap_info rss_bytes offset");
 _Static_assert(offsetof(struct pidmap_info, comm) == 104, "pidmap_info comm offset");
+_Static_assert(offsetof(struct pidmap_info, min_flt) == 168, "pidmap_info min_flt offset");
+_Static_assert(offsetof(struct pidmap_info, nivcsw) == 192, "pidmap_info nivcsw offset");
+
+/*
+ * A record's nanoseconds in stat's clock ticks and its bytes in pages,
+ * divided as /proc divides them (nsec_to_clock_t(), USER_HZ dividing a
+ * second on every architecture the guests run), so that they compare
+ * with stat and statm exactly.
+ */
+static inline unsigned long long pidmap_ticks(__u64 ns)
+{
+	return ns / (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+static inline unsigned long long pidmap_pages(__u64 bytes)
+{
+	return bytes / (unsigned long long)sysconf(_SC_PAGESIZE);
+}
 
 /* Raw calls: -1 and errno on failure, like every libc syscall wrapper. */
 static inline long sys_pidmap(const void *req, __u32 *ids, size_t nr, unsigned int flags)

@@ -24,7 +24,7 @@
  *  - the listings equal /proc as root: SCOPE_PROCS vs readdir(/proc),
  *    SCOPE_TASKS vs every /proc/PID/task, THREADS and CHILDREN of a pidfd
  *    vs /proc/PID/task and the child, fdmap vs /proc/PID/fd;
- *  - pidmap_info(2) records: 168 bytes with the same offsets as a 64-bit
+ *  - pidmap_info(2) records: 200 bytes with the same offsets as a 64-bit
  *    caller's, the tids equal pidmap(2)'s, the caller's own record equal
  *    to /proc/self/stat and status field by field (and its pidfs_id to the
  *    inode of a pidfd of it), a bigger record's tail zeroed, the record
@@ -51,15 +51,17 @@
 #include "../include/pidmap_test.h"
 
 _Static_assert(sizeof(void *) == 4, "compat32 must be built 32-bit");
-_Static_assert(sizeof(struct pidmap_info) == 168, "pidmap_info is 168 bytes on i386");
+_Static_assert(sizeof(struct pidmap_info) == 200, "pidmap_info is 200 bytes on i386");
 _Static_assert(sizeof(struct pidmap_req) == 48, "pidmap_req is 48 bytes on i386");
 _Static_assert(sizeof(struct fdmap_req) == 24, "fdmap_req is 24 bytes on i386");
 /* The 64-bit offsets: every __u64 is 8-aligned in the struct itself. */
 _Static_assert(offsetof(struct pidmap_req, last_id) == 8, "last_id offset");
 _Static_assert(offsetof(struct pidmap_req, info_mask) == 32, "info_mask offset");
 _Static_assert(offsetof(struct pidmap_req, pidns_fd) == 40, "pidns_fd offset");
-_Static_assert(offsetof(struct pidmap_info, utime) == 64, "utime offset");
+_Static_assert(offsetof(struct pidmap_info, utime_ns) == 64, "utime_ns offset");
 _Static_assert(offsetof(struct pidmap_info, state) == 96, "state offset");
+_Static_assert(offsetof(struct pidmap_info, min_flt) == 168, "min_flt offset");
+_Static_assert(offsetof(struct pidmap_info, nivcsw) == 192, "nivcsw offset");
 
 #define PAGE 4096
 #define SLOTS (16 * PAGE / 4)	/* room for every id of the guest */
@@ -296,20 +298,26 @@ static void info_records(void)
 		check(self.pidfs_id == (__u64)st.st_ino, "own record: pidfs_id %llu, pidfd inode %llu",
 		      (unsigned long long)self.pidfs_id, (unsigned long long)st.st_ino);
 		check(self.priority == f[18] && self.nice == f[19] && self.num_threads == f[20] &&
-		      self.start_time == (__u64)f[22] && self.policy == f[41],
+		      pidmap_ticks(self.start_time_ns) == (__u64)f[22] && self.policy == f[41],
 		      "own record: priority %d nice %d threads %u start %llu policy %u; stat %lld "
 		      "%lld %lld %lld %lld", self.priority, self.nice, self.num_threads,
-		      (unsigned long long)self.start_time, self.policy, f[18], f[19], f[20], f[22],
+		      pidmap_ticks(self.start_time_ns), self.policy, f[18], f[19], f[20], f[22],
 		      f[41]);
+		/* min_flt 10, maj_flt 12: stat is read after the record */
+		check(self.min_flt > 0 && self.min_flt <= (__u64)f[10] &&
+		      self.maj_flt <= (__u64)f[12] && self.nvcsw + self.nivcsw > 0,
+		      "own record: faults %llu/%llu (stat %lld/%lld), switches %llu/%llu",
+		      (unsigned long long)self.min_flt, (unsigned long long)self.maj_flt, f[10], f[12],
+		      (unsigned long long)self.nvcsw, (unsigned long long)self.nivcsw);
 		check(self.ruid == getuid() && self.euid == geteuid() && self.state == 'R' &&
 		      !strcmp(self.comm, "compat32") && self.task_flags == 0,
 		      "own record: uids %u %u state %c comm '%.64s' task_flags %#x", self.ruid,
 		      self.euid, self.state ? self.state : '?', self.comm, self.task_flags);
-		/* VmRSS in kB, 4 kB pages; read just before and just after. */
-		check(self.rss_pages > 0 && (self.rss_pages == (__u64)rss_before / 4 ||
-					     self.rss_pages == (__u64)rss_after / 4),
-		      "own record: rss %llu pages, status VmRSS %ld then %ld kB",
-		      (unsigned long long)self.rss_pages, rss_before, rss_after);
+		/* VmRSS in kB; read just before and just after. */
+		check(self.rss_bytes > 0 && (self.rss_bytes >> 10 == (__u64)rss_before ||
+					     self.rss_bytes >> 10 == (__u64)rss_after),
+		      "own record: rss %llu bytes, status VmRSS %ld then %ld kB",
+		      (unsigned long long)self.rss_bytes, rss_before, rss_after);
 	}
 	close(pidfd);
 
@@ -326,15 +334,15 @@ static void info_records(void)
 	EXPECT_ERR(EFAULT, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0,
 					    (void *)(uintptr_t)0xfffff000u, 1, size,
 					    PIDMAP_INFO_PPID));
-	/* A 200-byte record: the kernel's 168 bytes, then zeros. */
-	memset(end - 200, 0xff, 200);
-	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, end - 200, 1,
-			     200, PIDMAP_INFO_PPID);
-	for (i = 168; i < 200 && !end[-200 + (long)i]; i++)
+	/* A 256-byte record: the kernel's 200 bytes, then zeros. */
+	memset(end - 256, 0xff, 256);
+	r = pidmap_info_list(PIDMAP_SCOPE_THREADS, PIDFD_SELF_THREAD_GROUP, 0, 0, 0, end - 256, 1,
+			     256, PIDMAP_INFO_PPID);
+	for (i = 200; i < 256 && !end[-256 + (long)i]; i++)
 		;
-	check(r == 1 && i == 200 && (pid_t)((struct pidmap_info *)(end - 200))->tgid == getpid() &&
-	      (pid_t)((struct pidmap_info *)(end - 200))->ppid == getppid(),
-	      "a 200-byte record: %ld, tail zero up to byte %zu", r, i);
+	check(r == 1 && i == 256 && (pid_t)((struct pidmap_info *)(end - 256))->tgid == getpid() &&
+	      (pid_t)((struct pidmap_info *)(end - 256))->ppid == getppid(),
+	      "a 256-byte record: %ld, tail zero up to byte %zu", r, i);
 	unguard(end, 0);
 	EXPECT_ERR(EINVAL, pidmap_info_list(PIDMAP_SCOPE_TASKS, 0, 0, 0, 0, recs, 1, 160,
 					    PIDMAP_INFO_PPID));

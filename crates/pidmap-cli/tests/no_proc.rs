@@ -24,7 +24,7 @@ use raw_probe::{kernel_has_pidmap, NR_PIDMAP_INFO};
 
 /// Whether `pidmap_info(2)` answers, asked with a raw syscall: a valid
 /// `PIDMAP_SCOPE_PROCS` request (struct `pidmap_req`, 48 bytes, `info_size`
-/// 168) with count 0 answers 0.
+/// 200) with count 0 answers 0.
 fn kernel_has_task_records() -> bool {
     if !kernel_has_pidmap() {
         // Also what a build without `series-syscalls` says: it never
@@ -33,9 +33,9 @@ fn kernel_has_task_records() -> bool {
     }
     // size, scope, last_id (2), pidfd, procfs_fd, filter, info_size,
     // info_mask (2), pidns_fd, __reserved.
-    let req: [u32; 12] = [48, 0, 0, 0, 0, 0, 0, 168, 0, 0, 0, 0];
-    let mut room = [0u64; 21];
-    // SAFETY: a readable 48-byte request; a writable 168-byte buffer and
+    let req: [u32; 12] = [48, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0];
+    let mut room = [0u64; 25];
+    // SAFETY: a readable 48-byte request; a writable 200-byte buffer and
     // count 0, so nothing is written.
     let r = unsafe {
         libc::syscall(

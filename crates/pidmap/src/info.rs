@@ -2,8 +2,10 @@
 //!
 //! The syscall backend gets them from pidmap_info(2) (`struct
 //! pidmap_info`); the /proc fallback fills the same struct from
-//! `/proc/TGID/task/TID/stat` (and `statm`, or `status` for the uids), with
-//! the same values: both count times in clock ticks.
+//! `/proc/TGID/task/TID/stat` (and `statm`, or `status` for the uids and
+//! the context switches), with the same values: the kernel's nanoseconds
+//! and bytes are converted to `stat`'s clock ticks and pages exactly as
+//! /proc converts them.
 
 use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
@@ -56,6 +58,12 @@ impl InfoFields {
     pub const SCHED: InfoFields = InfoFields(sys::PIDMAP_INFO_SCHED);
     /// [`TaskInfo::num_threads`].
     pub const NUM_THREADS: InfoFields = InfoFields(sys::PIDMAP_INFO_NUM_THREADS);
+    /// [`TaskInfo::min_flt`] and [`TaskInfo::maj_flt`] (`stat` fields 10
+    /// and 12).
+    pub const FAULTS: InfoFields = InfoFields(sys::PIDMAP_INFO_FAULTS);
+    /// [`TaskInfo::nvcsw`] and [`TaskInfo::nivcsw`] (the fallback reads
+    /// `status` for them).
+    pub const CTX_SWITCHES: InfoFields = InfoFields(sys::PIDMAP_INFO_CTXSW);
     /// Every field above.
     pub const ALL: InfoFields = InfoFields(sys::PIDMAP_INFO_FIELDS);
 
@@ -95,6 +103,13 @@ impl InfoFields {
         InfoFields(self.0 & !other.0)
     }
 
+    /// Whether the /proc fallback reads `status` for these fields: the
+    /// uids and the context switches are only there.
+    #[cfg_attr(not(feature = "fallback"), allow(dead_code))]
+    pub(crate) const fn reads_status(self) -> bool {
+        self.0 & (sys::PIDMAP_INFO_CREDS | sys::PIDMAP_INFO_CTXSW) != 0
+    }
+
     /// The `PIDMAP_INFO_*` bits.
     pub(crate) const fn bits(self) -> u64 {
         self.0
@@ -122,7 +137,7 @@ impl BitOrAssign for InfoFields {
 
 impl fmt::Debug for InfoFields {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const NAMES: [(InfoFields, &str); 11] = [
+        const NAMES: [(InfoFields, &str); 13] = [
             (InfoFields::TGID, "TGID"),
             (InfoFields::PPID, "PPID"),
             (InfoFields::STATE, "STATE"),
@@ -134,6 +149,8 @@ impl fmt::Debug for InfoFields {
             (InfoFields::FLAGS, "FLAGS"),
             (InfoFields::NICE, "NICE"),
             (InfoFields::NUM_THREADS, "NUM_THREADS"),
+            (InfoFields::FAULTS, "FAULTS"),
+            (InfoFields::CTX_SWITCHES, "CTX_SWITCHES"),
         ];
         let mut set = f.debug_set();
         for (field, name) in NAMES {
@@ -452,6 +469,28 @@ pub(crate) fn ticks(n: u64) -> Duration {
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
+/// A kernel record's nanoseconds in clock ticks, as /proc converts them
+/// for `stat` (`nsec_to_clock_t()`: rounded down, exact where `USER_HZ`
+/// divides a second, and `ns * USER_HZ / NSEC_PER_SEC` elsewhere), so
+/// that the ticks are `stat`'s.
+pub(crate) fn ns_to_ticks(ns: u64) -> u64 {
+    match nanos_per_tick() {
+        Some(t) => ns / t,
+        None => {
+            let t =
+                u128::from(ns) * u128::from(clock_ticks_per_second()) / u128::from(NANOS_PER_SEC);
+            u64::try_from(t).unwrap_or(u64::MAX)
+        }
+    }
+}
+
+/// The page size in bytes: `VmRSS` and `statm` count pages of it.
+pub(crate) fn page_size() -> u64 {
+    u64::try_from(rustix::param::page_size())
+        .unwrap_or(4096)
+        .max(1)
+}
+
 fn clock_ticks_per_second() -> u64 {
     rustix::param::clock_ticks_per_second().max(1)
 }
@@ -497,10 +536,13 @@ impl fmt::Display for Comm {
 /// `/proc/PID/task/TID/stat` shows: that thread's own times. (The /proc
 /// fallback reads exactly those files.)
 ///
-/// **Units.** Both backends count the CPU and start times in clock ticks
+/// **Units.** Both backends give the CPU and start times in clock ticks
 /// (`USER_HZ`, `sysconf(_SC_CLK_TCK)`, usually 100 per second), as `stat`
 /// does, and convert them the same way: they are multiples of 10 ms,
-/// rounded down, and equal from either backend.
+/// rounded down, and equal from either backend. pidmap_info(2) reports
+/// nanoseconds and bytes; the syscall backend divides them exactly as
+/// /proc does (`nsec_to_clock_t()`, pages from bytes), so the values are
+/// the ones `ps` prints.
 ///
 /// Users can build records, for tests of their own code:
 ///
@@ -573,6 +615,20 @@ pub struct TaskInfo {
     pub policy: Option<u32>,
     /// The number of threads of the task's thread group.
     pub num_threads: Option<u32>,
+    /// Minor page faults (`stat` field 10): the thread group's total,
+    /// threads that have exited included, in a process listing; the
+    /// thread's own in a task listing.
+    pub min_flt: Option<u64>,
+    /// Major page faults (`stat` field 12), summed as
+    /// [`TaskInfo::min_flt`] is.
+    pub maj_flt: Option<u64>,
+    /// Voluntary context switches (`status`'s `voluntary_ctxt_switches`):
+    /// the task's own; a process record's are its leader's, as
+    /// `/proc/PID/status` shows them.
+    pub nvcsw: Option<u64>,
+    /// Involuntary context switches (`nonvoluntary_ctxt_switches`), as
+    /// [`TaskInfo::nvcsw`].
+    pub nivcsw: Option<u64>,
     /// The pidfs id of the task's `struct pid`, never reused while the
     /// system runs: the inode number (`st_ino`) of a pidfd of this task
     /// (`pidfd_open(tid, PIDFD_THREAD` if it is not the thread-group
@@ -620,6 +676,10 @@ impl TaskInfo {
             priority: None,
             policy: None,
             num_threads: None,
+            min_flt: None,
+            maj_flt: None,
+            nvcsw: None,
+            nivcsw: None,
             pidfs_id: None,
         }
     }
@@ -636,10 +696,10 @@ impl TaskInfo {
             tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid())),
             ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid())),
             state: when(InfoFields::STATE).then(|| TaskState::from_letter(r.state)),
-            utime: when(InfoFields::CPU_TIME).then(|| ticks(r.utime)),
-            stime: when(InfoFields::CPU_TIME).then(|| ticks(r.stime)),
-            start_time: when(InfoFields::START_TIME).then(|| ticks(r.start_time)),
-            rss_pages: when(InfoFields::RSS).then_some(r.rss_pages),
+            utime: when(InfoFields::CPU_TIME).then(|| ticks(ns_to_ticks(r.utime_ns))),
+            stime: when(InfoFields::CPU_TIME).then(|| ticks(ns_to_ticks(r.stime_ns))),
+            start_time: when(InfoFields::START_TIME).then(|| ticks(ns_to_ticks(r.start_time_ns))),
+            rss_pages: when(InfoFields::RSS).then(|| r.rss_bytes / page_size()),
             comm: when(InfoFields::COMM).then(|| Comm::from_padded(&r.comm)),
             ruid: when(InfoFields::UIDS).then_some(r.ruid),
             euid: when(InfoFields::UIDS).then_some(r.euid),
@@ -648,6 +708,10 @@ impl TaskInfo {
             priority: when(InfoFields::SCHED).then_some(r.priority),
             policy: when(InfoFields::SCHED).then_some(r.policy),
             num_threads: when(InfoFields::NUM_THREADS).then_some(r.num_threads),
+            min_flt: when(InfoFields::FAULTS).then_some(r.min_flt),
+            maj_flt: when(InfoFields::FAULTS).then_some(r.maj_flt),
+            nvcsw: when(InfoFields::CTX_SWITCHES).then_some(r.nvcsw),
+            nivcsw: when(InfoFields::CTX_SWITCHES).then_some(r.nivcsw),
             pidfs_id: (id && r.pidfs_id != 0).then_some(r.pidfs_id),
         }
     }
@@ -697,8 +761,7 @@ impl TaskInfo {
     /// The resident set size in bytes (pages times the page size).
     #[must_use]
     pub fn rss_bytes(&self) -> Option<u64> {
-        let page = u64::try_from(rustix::param::page_size()).unwrap_or(4096);
-        self.rss_pages.map(|p| p.saturating_mul(page))
+        self.rss_pages.map(|p| p.saturating_mul(page_size()))
     }
 
     /// The fields that are set (besides the tid).
@@ -727,6 +790,14 @@ impl TaskInfo {
             InfoFields::SCHED,
         );
         add(self.num_threads.is_some(), InfoFields::NUM_THREADS);
+        add(
+            self.min_flt.is_some() && self.maj_flt.is_some(),
+            InfoFields::FAULTS,
+        );
+        add(
+            self.nvcsw.is_some() && self.nivcsw.is_some(),
+            InfoFields::CTX_SWITCHES,
+        );
         f
     }
 }
@@ -752,6 +823,8 @@ mod tests {
             InfoFields::NICE,
             InfoFields::SCHED,
             InfoFields::NUM_THREADS,
+            InfoFields::FAULTS,
+            InfoFields::CTX_SWITCHES,
         ];
         let named = fields.into_iter().fold(InfoFields::NONE, InfoFields::union);
         assert_eq!(named, InfoFields::ALL);
@@ -778,8 +851,14 @@ mod tests {
             tid: 42,
             tgid: 40,
             ppid: 7,
-            utime: 3 * hz,
-            stime: 2,
+            // Nanoseconds: 3 s and a bit, 2 ticks and a bit.
+            utime_ns: 3_000_000_123,
+            stime_ns: 2 * 1_000_000_000 / hz + 999,
+            rss_bytes: 5 * page_size(),
+            min_flt: 11,
+            maj_flt: 2,
+            nvcsw: 300,
+            nivcsw: 4,
             nice: -5,
             policy: 1,
             ..sys::PidmapInfo::default()
@@ -794,12 +873,14 @@ mod tests {
             all.comm.map(|c| c.as_bytes().to_vec()),
             Some(b"abc".to_vec())
         );
-        // Clock ticks, converted as the fallback converts stat's.
+        // Nanoseconds to stat's clock ticks, rounded down as /proc does;
+        // then converted as the fallback converts stat's.
         assert_eq!(all.utime, Some(Duration::from_secs(3)));
         assert_eq!(all.stime, Some(ticks(2)));
         assert_eq!(all.cpu_time(), Some(Duration::from_secs(3) + ticks(2)));
         // Not in the mask: unset, even though the kernel's fields are set.
         assert_eq!((all.nice, all.policy), (None, None));
+        assert_eq!((all.rss_pages, all.min_flt, all.nvcsw), (None, None, None));
         assert_eq!(all.nice_applies(), None);
         assert_eq!(
             all.fields(),
@@ -827,9 +908,32 @@ mod tests {
             TaskInfo::from_record(&r, InfoFields::SCHED).nice_applies(),
             Some(true)
         );
+        // Bytes to pages; the counters as they are.
+        r.mask |= sys::PIDMAP_INFO_RSS | sys::PIDMAP_INFO_FAULTS | sys::PIDMAP_INFO_CTXSW;
+        let counters = TaskInfo::from_record(&r, InfoFields::ALL);
+        assert_eq!(counters.rss_pages, Some(5));
+        assert_eq!(counters.rss_bytes(), Some(5 * page_size()));
+        assert_eq!((counters.min_flt, counters.maj_flt), (Some(11), Some(2)));
+        assert_eq!((counters.nvcsw, counters.nivcsw), (Some(300), Some(4)));
+        assert!(counters
+            .fields()
+            .contains(InfoFields::FAULTS | InfoFields::CTX_SWITCHES | InfoFields::RSS));
+        let only = TaskInfo::from_record(&r, InfoFields::FAULTS);
+        assert_eq!((only.min_flt, only.nvcsw), (Some(11), None));
         // Without the ID bit (no kernel does that), no pidfs id.
         r.mask &= !sys::PIDMAP_INFO_ID;
         assert_eq!(TaskInfo::from_record(&r, InfoFields::ALL).pidfs_id, None);
+    }
+
+    #[test]
+    fn nanoseconds_become_stat_ticks_as_proc_divides_them() {
+        let hz = rustix::param::clock_ticks_per_second();
+        let tick = 1_000_000_000 / hz;
+        assert_eq!(ns_to_ticks(0), 0);
+        assert_eq!(ns_to_ticks(tick - 1), 0);
+        assert_eq!(ns_to_ticks(tick), 1);
+        assert_eq!(ns_to_ticks(7 * tick + tick / 2), 7);
+        assert_eq!(ns_to_ticks(u64::MAX), u64::MAX / tick);
     }
 
     #[test]

@@ -237,7 +237,7 @@ pub use iter::{Fds, Pids};
 pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
 pub use pid::Pid;
 pub use query::{Listing, Query};
-pub use stat::{status_tgid, status_vm_rss_kib, Stat, StatCounters};
+pub use stat::{status_ctxt_switches, status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use target::Target;
 pub use target_id::TargetId;

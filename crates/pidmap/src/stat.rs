@@ -37,6 +37,11 @@ pub struct Stat<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatCounters {
+    /// Field 10, minor faults (a process's: its group's, exited threads
+    /// included).
+    pub min_flt: u64,
+    /// Field 12, major faults, as `min_flt`.
+    pub maj_flt: u64,
     /// Field 14, user time.
     pub utime_ticks: u64,
     /// Field 15, system time.
@@ -73,8 +78,10 @@ impl StatCounters {
 }
 
 impl StatCounters {
-    /// Fields 14 to 24, and 41.
+    /// Fields 10 to 24, and 41.
     fn parse(fields: &Fields<'_>) -> Option<StatCounters> {
+        let min_flt = unsigned(fields.get(10)?)?;
+        let maj_flt = unsigned(fields.get(12)?)?;
         let utime_ticks = unsigned(fields.get(14)?)?;
         let stime_ticks = unsigned(fields.get(15)?)?;
         let priority = signed(fields.get(18)?)?;
@@ -84,6 +91,8 @@ impl StatCounters {
         let rss_pages = unsigned(fields.get(24)?)?;
         let policy = fields.get(41).and_then(unsigned);
         Some(StatCounters {
+            min_flt,
+            maj_flt,
             utime_ticks,
             stime_ticks,
             priority,
@@ -173,6 +182,27 @@ pub(crate) fn status_uids(status: &[u8]) -> Option<(u32, u32)> {
         .split(u8::is_ascii_whitespace)
         .filter(|f| !f.is_empty());
     Some((parse_num(ids.next()?)?, parse_num(ids.next()?)?))
+}
+
+/// The `voluntary_ctxt_switches:` and `nonvoluntary_ctxt_switches:`
+/// lines of a `/proc/PID/status` file: the task's own context switches.
+///
+/// ```
+/// let s = b"Name:\tx\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n";
+/// assert_eq!(pidmap::status_ctxt_switches(s), Some((150, 7)));
+/// assert_eq!(pidmap::status_ctxt_switches(b"Name:\tx\n"), None);
+/// ```
+#[must_use]
+pub fn status_ctxt_switches(status: &[u8]) -> Option<(u64, u64)> {
+    let (mut voluntary, mut involuntary) = (None, None);
+    for l in status.split(|&b| b == b'\n') {
+        if let Some(v) = l.strip_prefix(b"voluntary_ctxt_switches:") {
+            voluntary = parse_num(trim(v));
+        } else if let Some(v) = l.strip_prefix(b"nonvoluntary_ctxt_switches:") {
+            involuntary = parse_num(trim(v));
+        }
+    }
+    Some((voluntary?, involuntary?))
 }
 
 /// The `VmRSS:` line of a `/proc/PID/status` file, in KiB (what `ps`

@@ -315,9 +315,9 @@ const FD_VIEW_PROCFS: u32 = 1 << 0;
 const SELF_THREAD: i32 = -10000;
 const SELF_THREAD_GROUP: i32 = -10001;
 /// `sizeof(struct pidmap_info)`, `PIDMAP_INFO_SIZE_VER0`.
-const INFO_SIZE: usize = 168;
+const INFO_SIZE: usize = 200;
 /// Every `PIDMAP_INFO_*` field bit, and the supported-mask request.
-const INFO_ALL: u64 = 0x7ff;
+const INFO_ALL: u64 = 0x1fff;
 const INFO_SUPPORTED_MASK: u64 = 1 << 63;
 
 /// One call: `buf` is `nr` elements of `elem` bytes.
@@ -478,7 +478,7 @@ fn raw_abi_errors() {
     assert_eq!(
         e(pidmap_raw(
             Req {
-                info_size: 168,
+                info_size: 200,
                 ..ok
             },
             &mut b
@@ -712,7 +712,7 @@ fn raw_cursor_and_records() {
 
     // pidmap_info(2): info_size checks.
     let info = Req {
-        info_size: 168,
+        info_size: 200,
         info_mask: INFO_ALL | INFO_SUPPORTED_MASK,
         ..threads
     };
@@ -720,7 +720,7 @@ fn raw_cursor_and_records() {
     assert_eq!(
         e(info_raw(
             Req {
-                info_size: 160,
+                info_size: 192,
                 ..info
             },
             1
@@ -731,7 +731,7 @@ fn raw_cursor_and_records() {
     assert_eq!(
         e(info_raw(
             Req {
-                info_size: 172,
+                info_size: 204,
                 ..info
             },
             1
@@ -757,7 +757,7 @@ fn raw_cursor_and_records() {
     let ino = rustix::fs::fstat(&pidfd).unwrap().st_ino;
     let recs = info_raw(
         Req {
-            info_size: 176,
+            info_size: 208,
             last_id: u64::try_from(me - 1).unwrap(),
             ..info
         },
@@ -785,10 +785,17 @@ fn raw_cursor_and_records() {
     let len = r[104..168].iter().position(|&c| c == 0).unwrap();
     assert_eq!(&r[104..104 + len], comm);
     assert!(matches!(r[96], b'R' | b'S'), "state {}", r[96]);
+    // rss_bytes (88) is whole pages; min_flt (168) and the context
+    // switches (184, 192) have counted: this process touched memory and
+    // slept.
+    let page = u64::try_from(rustix::param::page_size()).unwrap();
+    assert!(u64_at(r, 88) > 0 && u64_at(r, 88) % page == 0, "rss_bytes");
+    assert!(u64_at(r, 168) > 0, "min_flt");
+    assert!(u64_at(r, 184) + u64_at(r, 192) > 0, "nvcsw + nivcsw");
     // Without the supported-mask bit: no supported_mask.
     let recs = info_raw(
         Req {
-            info_size: 168,
+            info_size: 200,
             info_mask: 0,
             last_id: u64::try_from(me - 1).unwrap(),
             ..info

@@ -492,6 +492,27 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
     }
     // With O= the selftests build below <O>/kselftest, next to the headers.
     let out = &kernel.build;
+    // The selftests' makefiles do not list the uapi headers among a test's
+    // prerequisites: a test whose source did not change would keep the
+    // structs of the headers it was built with. So every suite is rebuilt
+    // when the series' headers change.
+    let stamp = out.join("kselftest/.uapi-headers");
+    let mut headers = String::new();
+    for header in ["linux/pidmap.h", "linux/fdmap.h"] {
+        let path = kernel.headers().join(header);
+        headers.push_str(
+            &fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        );
+    }
+    if fs::read_to_string(&stamp).ok().as_deref() != Some(headers.as_str()) {
+        for suite in KSELFTEST_SUITES {
+            let built = out.join("kselftest").join(suite);
+            if built.exists() {
+                fs::remove_dir_all(&built)?;
+            }
+        }
+    }
     timed("building the kselftests static", || {
         run_quiet(
             with_ccache(&mut Command::new("make"))
@@ -508,6 +529,7 @@ pub fn add_kselftests(stage: &Stage, kernel: &Kernel) -> Result<usize> {
                 .arg("all"),
         )
     })?;
+    fs::write(&stamp, &headers)?;
     for suite in KSELFTEST_SUITES {
         let built = out.join("kselftest").join(suite);
         let entries = fs::read_dir(&built)

@@ -56,12 +56,14 @@ struct pidmap_req {
 #define PIDMAP_INFO_CREDS	(1ULL << 2)	/* ruid, euid */
 #define PIDMAP_INFO_SCHED	(1ULL << 3)	/* nice, priority, policy */
 #define PIDMAP_INFO_NUM_THREADS	(1ULL << 4)	/* num_threads */
-#define PIDMAP_INFO_CPUTIME	(1ULL << 5)	/* utime, stime */
-#define PIDMAP_INFO_START_TIME	(1ULL << 6)	/* start_time */
-#define PIDMAP_INFO_RSS		(1ULL << 7)	/* rss_pages */
+#define PIDMAP_INFO_CPUTIME	(1ULL << 5)	/* utime_ns, stime_ns */
+#define PIDMAP_INFO_START_TIME	(1ULL << 6)	/* start_time_ns */
+#define PIDMAP_INFO_RSS		(1ULL << 7)	/* rss_bytes */
 #define PIDMAP_INFO_STATE	(1ULL << 8)	/* state */
 #define PIDMAP_INFO_COMM	(1ULL << 9)	/* comm */
 #define PIDMAP_INFO_TASK_FLAGS	(1ULL << 10)	/* task_flags */
+#define PIDMAP_INFO_FAULTS	(1ULL << 11)	/* min_flt, maj_flt */
+#define PIDMAP_INFO_CTXSW	(1ULL << 12)	/* nvcsw, nivcsw */
 #define PIDMAP_INFO_SUPPORTED_MASK (1ULL << 63)	/* supported_mask */
 
 /* struct pidmap_info.task_flags bits */
@@ -97,16 +99,24 @@ struct pidmap_req {
  *	SCHED_BATCH (ps shows "-" under the others)
  * @num_threads: stat field 20
  * @task_flags: PIDMAP_TASK_* bits
- * @utime: stat field 14, in clock ticks (USER_HZ); the group's, exited
- *	threads included, in the process scopes
- * @stime: stat field 15, likewise
- * @start_time: stat field 22, clock ticks since boot (the caller's time
- *	namespace)
- * @rss_pages: status VmRSS and statm field 2, in pages: exact
+ * @utime_ns: stat field 14, in nanoseconds: the value stat shows in
+ *	clock ticks is @utime_ns / (NSEC_PER_SEC / USER_HZ); the group's,
+ *	exited threads included, in the process scopes
+ * @stime_ns: stat field 15, likewise
+ * @start_time_ns: stat field 22, in nanoseconds since boot
+ *	(CLOCK_BOOTTIME) as the caller's time namespace sees it, as stat
+ *	shows it to the caller
+ * @rss_bytes: status VmRSS and statm field 2, in bytes: exact
  * @state: stat field 3, one of "RSDTtXZPI"
  * @__spare: 0
  * @comm: stat field 2 without the parentheses: a kernel thread's full
  *	name, a workqueue worker's with its "+desc"/"-desc"
+ * @min_flt: stat field 10, minor faults: the group's, exited threads
+ *	included, in the process scopes; the thread's own in the others
+ * @maj_flt: stat field 12, major faults, summed as @min_flt
+ * @nvcsw: status voluntary_ctxt_switches: the task's own (a process
+ *	record's is its leader's, as /proc/PID/status shows)
+ * @nivcsw: status nonvoluntary_ctxt_switches, likewise
  */
 struct pidmap_info {
 	__u64 mask;
@@ -122,15 +132,19 @@ struct pidmap_info {
 	__u32 policy;
 	__u32 num_threads;
 	__u32 task_flags;
-	__u64 utime;
-	__u64 stime;
-	__u64 start_time;
-	__u64 rss_pages;
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 start_time_ns;
+	__u64 rss_bytes;
 	__u8 state;
 	__u8 __spare[7];
 	char comm[64];
+	__u64 min_flt;
+	__u64 maj_flt;
+	__u64 nvcsw;
+	__u64 nivcsw;
 };
 
-#define PIDMAP_INFO_SIZE_VER0	168 /* sizeof first published struct */
+#define PIDMAP_INFO_SIZE_VER0	200 /* sizeof first published struct */
 
 #endif /* _UAPI_LINUX_PIDMAP_H */

@@ -3,8 +3,8 @@
 //! process listing (the group's CPU totals), `/proc/TGID/task/TID/stat`
 //! for a task listing — then, for the exact RSS `ps` shows, its `statm`
 //! (the resident field, the same exact sum as `status`'s `VmRSS`, from a
-//! far smaller file), or its `status` when the uids are asked for (both
-//! from that one file). Each file is read once into a reused buffer (a
+//! far smaller file), or its `status` when the uids or the context
+//! switches are asked for (all from that one file). Each file is read once into a reused buffer (a
 //! full refresh through the files the last one kept open, see
 //! [`super::kept`]) and parsed in place.
 
@@ -21,7 +21,7 @@ use crate::info::{ticks, Comm, InfoFields, TaskFlags, TaskInfo, TaskState};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Listing, Query};
-use crate::stat::{status_uids, status_vm_rss_kib, Stat, StatCounters};
+use crate::stat::{status_ctxt_switches, status_uids, status_vm_rss_kib, Stat, StatCounters};
 
 /// The largest read of `stat`, `statm` or `status`: a stat or statm line
 /// is well below it, and `status` has its `Uid:` and `VmRSS:` lines in its
@@ -45,8 +45,14 @@ impl Fallback {
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
         out.clear();
-        // Every task, no cursor, no limit: group by group.
-        if q.listing() == Listing::AllTasks && start <= 1 && max == usize::MAX {
+        // Every task, no cursor, no limit: group by group (which reads
+        // `status` only for the uids: the context switches are read per
+        // task, below).
+        if q.listing() == Listing::AllTasks
+            && start <= 1
+            && max == usize::MAX
+            && !fields.contains(InfoFields::CTX_SWITCHES)
+        {
             return self.all_task_infos(root, fields, q.ignores_kthreads(), out);
         }
         let mut tasks = std::mem::take(&mut self.records.tasks);
@@ -147,14 +153,15 @@ fn read_task(
     let want = |f: InfoFields| fields.contains(f);
     // A thread whose group's RSS is known needs no file for it.
     let known_rss = match mode {
-        Mode::Task if !want(InfoFields::UIDS) => group_rss.get(&task.tgid).copied(),
+        Mode::Task if !fields.reads_status() => group_rss.get(&task.tgid).copied(),
         _ => None,
     };
     if want(InfoFields::RSS) && known_rss.is_some() {
         info.rss_pages = known_rss;
-    } else if want(InfoFields::UIDS) {
-        // `status` for the uids, and for the RSS as well when wanted:
-        // one file for both. A denied `status` leaves both unset.
+    } else if fields.reads_status() {
+        // `status` for the uids or the context switches, and for the RSS
+        // as well when wanted: one file for all. A denied `status` leaves
+        // them unset.
         let status_path = ProcPath::new(dir.0, dir.1, b"/status");
         match files.read(tid, TaskFile::Status, &status_path)? {
             Read::Bytes(n) => apply_status(&mut info, &files.buf[..n], fields),
@@ -235,11 +242,20 @@ pub(super) fn stat_record(
     Ok((info, flags.contains(TaskFlags::KTHREAD), num_threads))
 }
 
-/// The uids of a `status` file, and its `VmRSS` if the RSS is asked for.
+/// The uids and the context switches of a `status` file, each if asked
+/// for, and its `VmRSS` if the RSS is.
 pub(super) fn apply_status(info: &mut TaskInfo, status: &[u8], fields: InfoFields) {
-    if let Some((ruid, euid)) = status_uids(status) {
-        info.ruid = Some(ruid);
-        info.euid = Some(euid);
+    if fields.contains(InfoFields::UIDS) {
+        if let Some((ruid, euid)) = status_uids(status) {
+            info.ruid = Some(ruid);
+            info.euid = Some(euid);
+        }
+    }
+    if fields.contains(InfoFields::CTX_SWITCHES) {
+        if let Some((voluntary, involuntary)) = status_ctxt_switches(status) {
+            info.nvcsw = Some(voluntary);
+            info.nivcsw = Some(involuntary);
+        }
     }
     if fields.contains(InfoFields::RSS) {
         // No VmRSS line: no memory (a kernel thread, a zombie).
@@ -280,6 +296,10 @@ fn fill_counters(info: &mut TaskInfo, c: &StatCounters, fields: InfoFields) {
     if want(InfoFields::NUM_THREADS) {
         info.num_threads = Some(c.num_threads);
     }
+    if want(InfoFields::FAULTS) {
+        info.min_flt = Some(c.min_flt);
+        info.maj_flt = Some(c.maj_flt);
+    }
 }
 
 /// The first two fields of a `statm` line, in pages: the total size of the
@@ -295,10 +315,7 @@ fn statm_size_resident(line: &[u8]) -> Option<(u64, u64)> {
 
 /// `VmRSS` (KiB, `pages << (PAGE_SHIFT - 10)`) in pages: exact.
 fn kib_to_pages(kib: u64) -> u64 {
-    let page_kib = u64::try_from(rustix::param::page_size() / 1024)
-        .unwrap_or(4)
-        .max(1);
-    kib / page_kib
+    kib / (crate::info::page_size() / 1024).max(1)
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub(crate) struct GroupRecord {
     /// The `PIDMAP_INFO_*` bits of [`GROUP_FIELDS`] the kernel filled.
     mask: u64,
     ppid: u32,
-    rss_pages: u64,
+    rss_bytes: u64,
 }
 
 impl GroupRecord {
@@ -53,7 +53,7 @@ impl GroupRecord {
             tgid: r.tid,
             mask: r.mask & GROUP_FIELDS.bits(),
             ppid: r.ppid,
-            rss_pages: r.rss_pages,
+            rss_bytes: r.rss_bytes,
         })
     }
 
@@ -62,7 +62,7 @@ impl GroupRecord {
     pub(super) fn lend(&self, r: &mut sys::PidmapInfo) {
         r.mask |= self.mask;
         r.ppid = self.ppid;
-        r.rss_pages = self.rss_pages;
+        r.rss_bytes = self.rss_bytes;
     }
 }
 
@@ -136,7 +136,7 @@ mod tests {
             tid,
             tgid,
             ppid: 1,
-            rss_pages: 7,
+            rss_bytes: 7 * crate::info::page_size(),
             state,
             ..sys::PidmapInfo::default()
         }
@@ -191,7 +191,7 @@ mod tests {
         let mut thread = record(6, 5, b'R');
         thread.mask = sys::PIDMAP_INFO_ID | sys::PIDMAP_INFO_STATE;
         thread.ppid = 0;
-        thread.rss_pages = 0;
+        thread.rss_bytes = 0;
         g.lend(&mut thread);
         let t = TaskInfo::from_record(&thread, InfoFields::ALL);
         assert_eq!(t.ppid, Some(Pid::from_raw(1)));

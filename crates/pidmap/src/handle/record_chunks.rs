@@ -9,7 +9,7 @@ use crate::info::InfoFields;
 use crate::query::{Enumeration, Query};
 use crate::sys;
 
-/// Records per system call: 84 KiB of room (168-byte records), reused by
+/// Records per system call: 100 KiB of room (200-byte records), reused by
 /// the handle. The kernel bounds its own work per section whatever the
 /// count; a larger room only saves calls.
 pub(super) const RECORD_BATCH: usize = 512;

@@ -57,6 +57,18 @@ pub struct Process {
     pub priority: i32,
     /// Whether it is a kernel thread.
     pub kernel_thread: bool,
+    /// Minor page faults of the whole thread group, exited threads
+    /// included (`stat` field 10); `None` unless the table reads the
+    /// counters ([`ProcessTable::counters`](crate::monitor::ProcessTable::counters)).
+    pub min_flt: Option<u64>,
+    /// Major page faults (`stat` field 12), as [`Process::min_flt`].
+    pub maj_flt: Option<u64>,
+    /// Voluntary context switches of the process's main thread, as
+    /// `/proc/PID/status` shows them; `None` as [`Process::min_flt`] is,
+    /// or when the view shows the process's `stat` but not its `status`.
+    pub nvcsw: Option<u64>,
+    /// Involuntary context switches, as [`Process::nvcsw`].
+    pub nivcsw: Option<u64>,
 }
 
 impl Process {
@@ -73,7 +85,9 @@ impl Process {
         uptime.saturating_sub(self.start_time)
     }
 
-    /// A process from a record read with [`ProcessTable::FIELDS`](crate::monitor::ProcessTable::FIELDS).
+    /// A process from a record read with [`ProcessTable::FIELDS`](crate::monitor::ProcessTable::FIELDS),
+    /// and [`ProcessTable::COUNTERS`](crate::monitor::ProcessTable::COUNTERS)
+    /// if `counters`.
     ///
     /// # Errors
     ///
@@ -83,6 +97,7 @@ impl Process {
         r: &TaskInfo,
         cpu_percent: Option<f64>,
         user: Option<Arc<str>>,
+        counters: bool,
     ) -> Result<Process> {
         let lacks = |field: &str| {
             Error::AbiViolation(format!(
@@ -106,6 +121,17 @@ impl Process {
             nice: r.nice.ok_or_else(|| lacks("SCHED"))?,
             priority: r.priority.ok_or_else(|| lacks("SCHED"))?,
             kernel_thread: r.is_kernel_thread().ok_or_else(|| lacks("FLAGS"))?,
+            // `stat` gives the faults with the other fields: a record
+            // without them lacks a field it was asked for. The context
+            // switches come from `status`, which the view may deny.
+            min_flt: counters
+                .then(|| r.min_flt.ok_or_else(|| lacks("FAULTS")))
+                .transpose()?,
+            maj_flt: counters
+                .then(|| r.maj_flt.ok_or_else(|| lacks("FAULTS")))
+                .transpose()?,
+            nvcsw: r.nvcsw.filter(|_| counters),
+            nivcsw: r.nivcsw.filter(|_| counters),
         })
     }
 }
@@ -136,7 +162,7 @@ mod tests {
     #[test]
     fn every_field_from_the_record() {
         let user: Arc<str> = Arc::from("alice");
-        let p = Process::from_record(&full(), Some(12.5), Some(user.clone())).unwrap();
+        let p = Process::from_record(&full(), Some(12.5), Some(user.clone()), false).unwrap();
         assert_eq!(p.pid.as_raw(), 40);
         assert_eq!(p.parent(), Pid::new(1));
         assert_eq!(p.name.as_bytes(), b"worker");
@@ -150,22 +176,50 @@ mod tests {
         assert_eq!(p.uid, None);
         assert_eq!(p.user, Some(user));
         assert_eq!(p.run_time(Duration::from_secs(10)), Duration::from_secs(7));
+        assert_eq!((p.min_flt, p.nvcsw), (None, None));
+    }
+
+    #[test]
+    fn the_counters_when_asked_for() {
+        let mut r = full();
+        r.min_flt = Some(100);
+        r.maj_flt = Some(3);
+        r.nvcsw = Some(40);
+        r.nivcsw = Some(2);
+        let p = Process::from_record(&r, None, None, true).unwrap();
+        assert_eq!(
+            (p.min_flt, p.maj_flt, p.nvcsw, p.nivcsw),
+            (Some(100), Some(3), Some(40), Some(2))
+        );
+        // Not asked for: none, whatever the record holds.
+        let p = Process::from_record(&r, None, None, false).unwrap();
+        assert_eq!((p.min_flt, p.nivcsw), (None, None));
+        // Asked for and missing from stat's fields: named.
+        r.maj_flt = None;
+        let e = Process::from_record(&r, None, None, true).unwrap_err();
+        assert!(e.to_string().contains("FAULTS"), "{e}");
+        // status denied: no switches, still a row.
+        r.maj_flt = Some(3);
+        r.nvcsw = None;
+        r.nivcsw = None;
+        let p = Process::from_record(&r, None, None, true).unwrap();
+        assert_eq!((p.maj_flt, p.nvcsw), (Some(3), None));
     }
 
     #[test]
     fn a_missing_field_is_named_not_defaulted() {
         let mut r = full();
         r.start_time = None;
-        let e = Process::from_record(&r, None, None).unwrap_err();
+        let e = Process::from_record(&r, None, None, false).unwrap_err();
         assert!(e.to_string().contains("START_TIME"), "{e}");
         let mut r = full();
         r.flags = None;
-        let e = Process::from_record(&r, None, None).unwrap_err();
+        let e = Process::from_record(&r, None, None, false).unwrap_err();
         assert!(e.to_string().contains("FLAGS"), "{e}");
         // A ppid of 0 is a value, not a missing field.
         let mut r = full();
         r.ppid = Some(Pid::from_raw(0));
-        let p = Process::from_record(&r, None, None).unwrap();
+        let p = Process::from_record(&r, None, None, false).unwrap();
         assert_eq!(p.parent(), None);
     }
 }

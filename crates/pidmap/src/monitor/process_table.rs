@@ -57,6 +57,9 @@ use crate::query::Query;
 pub struct ProcessTable {
     pm: Pidmap,
     kernel_threads: bool,
+    /// Whether the refreshes ask for the fault and context-switch
+    /// counters too ([`ProcessTable::COUNTERS`]).
+    counters: bool,
     /// The records of the last refresh (the buffer is reused).
     records: Vec<TaskInfo>,
     /// The CPU times of the last refresh, for the next one's CPU %.
@@ -110,6 +113,7 @@ impl ProcessTable {
         ProcessTable {
             pm,
             kernel_threads: true,
+            counters: false,
             records: Vec::new(),
             sample: None,
             processes: Vec::new(),
@@ -128,6 +132,32 @@ impl ProcessTable {
     #[must_use]
     pub fn kernel_threads(mut self, list: bool) -> ProcessTable {
         self.kernel_threads = list;
+        self
+    }
+
+    /// The fields [`ProcessTable::counters`] adds to
+    /// [`ProcessTable::FIELDS`]: [`Process::min_flt`], [`Process::maj_flt`],
+    /// [`Process::nvcsw`] and [`Process::nivcsw`].
+    pub const COUNTERS: InfoFields = InfoFields::FAULTS.union(InfoFields::CTX_SWITCHES);
+
+    /// Whether the refreshes also read each process's page faults and
+    /// context switches ([`ProcessTable::COUNTERS`]; not unless told to,
+    /// as a process exporter is): the rows' counters are `None` without.
+    ///
+    /// ```
+    /// use pidmap::{Backend, Pidmap};
+    /// use pidmap::monitor::ProcessTable;
+    /// let pm = Pidmap::builder().backend(Backend::Procfs).build()?;
+    /// let mut table = ProcessTable::with_handle(pm).counters(true);
+    /// table.refresh_processes()?;
+    /// let me = table.process(pidmap::Pid::this_process()).unwrap();
+    /// assert!(me.min_flt.is_some_and(|f| f > 0));
+    /// assert!(me.nvcsw.is_some());
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    #[must_use]
+    pub fn counters(mut self, read: bool) -> ProcessTable {
+        self.counters = read;
         self
     }
 
@@ -164,8 +194,12 @@ impl ProcessTable {
         } else {
             Query::processes().without_kthreads()
         };
-        self.pm
-            .fill_info(query, ProcessTable::FIELDS, &mut self.records)?;
+        let fields = if self.counters {
+            ProcessTable::FIELDS.union(ProcessTable::COUNTERS)
+        } else {
+            ProcessTable::FIELDS
+        };
+        self.pm.fill_info(query, fields, &mut self.records)?;
         let now = CpuSample::try_now(&self.records)?;
         let mut rows = Vec::with_capacity(self.records.len());
         let cpu: Vec<Option<f64>> = match &self.sample {
@@ -184,7 +218,7 @@ impl ProcessTable {
                         .or_insert_with(|| Arc::from(names.get(uid))),
                 )
             });
-            rows.push(Process::from_record(r, percent, user)?);
+            rows.push(Process::from_record(r, percent, user, self.counters)?);
         }
         self.processes = rows;
         self.sample = Some(now);

@@ -31,6 +31,8 @@ pub(crate) const PIDMAP_INFO_RSS: u64 = 1 << 7;
 pub(crate) const PIDMAP_INFO_STATE: u64 = 1 << 8;
 pub(crate) const PIDMAP_INFO_COMM: u64 = 1 << 9;
 pub(crate) const PIDMAP_INFO_TASK_FLAGS: u64 = 1 << 10;
+pub(crate) const PIDMAP_INFO_FAULTS: u64 = 1 << 11;
+pub(crate) const PIDMAP_INFO_CTXSW: u64 = 1 << 12;
 /// Every field bit above (`InfoFields::ALL`): what [`probe_info`](super::probe_info) asks for.
 pub(crate) const PIDMAP_INFO_FIELDS: u64 = PIDMAP_INFO_ID
     | PIDMAP_INFO_PPID
@@ -42,7 +44,9 @@ pub(crate) const PIDMAP_INFO_FIELDS: u64 = PIDMAP_INFO_ID
     | PIDMAP_INFO_RSS
     | PIDMAP_INFO_STATE
     | PIDMAP_INFO_COMM
-    | PIDMAP_INFO_TASK_FLAGS;
+    | PIDMAP_INFO_TASK_FLAGS
+    | PIDMAP_INFO_FAULTS
+    | PIDMAP_INFO_CTXSW;
 #[cfg(test)]
 pub(crate) const PIDMAP_INFO_SUPPORTED_MASK: u64 = 1 << 63;
 
@@ -106,14 +110,22 @@ pub(crate) struct PidmapInfo {
     pub policy: u32,
     pub num_threads: u32,
     pub task_flags: u32,
-    /// Clock ticks (`USER_HZ`).
-    pub utime: u64,
-    pub stime: u64,
-    pub start_time: u64,
-    pub rss_pages: u64,
+    /// Nanoseconds (stat's clock ticks times `NSEC_PER_SEC / USER_HZ`).
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    /// Since boot, in the caller's time namespace.
+    pub start_time_ns: u64,
+    /// `VmRSS` in bytes.
+    pub rss_bytes: u64,
     pub state: u8,
     pub spare: [u8; 7],
     pub comm: [u8; 64],
+    /// stat fields 10 and 12.
+    pub min_flt: u64,
+    pub maj_flt: u64,
+    /// status `voluntary_ctxt_switches`, `nonvoluntary_ctxt_switches`.
+    pub nvcsw: u64,
+    pub nivcsw: u64,
 }
 
 impl PidmapInfo {
@@ -156,13 +168,17 @@ impl Default for PidmapInfo {
             policy: 0,
             num_threads: 0,
             task_flags: 0,
-            utime: 0,
-            stime: 0,
-            start_time: 0,
-            rss_pages: 0,
+            utime_ns: 0,
+            stime_ns: 0,
+            start_time_ns: 0,
+            rss_bytes: 0,
             state: 0,
             spare: [0; 7],
             comm: [0; 64],
+            min_flt: 0,
+            maj_flt: 0,
+            nvcsw: 0,
+            nivcsw: 0,
         }
     }
 }
@@ -195,7 +211,7 @@ pub(crate) struct FdmapReq {
 
 pub(crate) const PIDMAP_REQ_SIZE_VER0: u32 = 48;
 pub(crate) const FDMAP_REQ_SIZE_VER0: u32 = 24;
-pub(crate) const PIDMAP_INFO_SIZE_VER0: u32 = 168;
+pub(crate) const PIDMAP_INFO_SIZE_VER0: u32 = 200;
 
 // The structs this crate was built with: each one's first version.
 const _: () = assert!(
@@ -203,14 +219,14 @@ const _: () = assert!(
         && PIDMAP_REQ_SIZE_VER0 == 48
         && size_of::<FdmapReq>() == 24
         && FDMAP_REQ_SIZE_VER0 == 24
-        && size_of::<PidmapInfo>() == 168
-        && PIDMAP_INFO_SIZE_VER0 == 168
+        && size_of::<PidmapInfo>() == 200
+        && PIDMAP_INFO_SIZE_VER0 == 200
 );
 
 /// The size field of a request (or `info_size`): the struct this crate was
 /// built with.
 pub(crate) fn req_size<T>() -> u32 {
-    u32::try_from(size_of::<T>()).expect("an ABI struct is at most 168 bytes")
+    u32::try_from(size_of::<T>()).expect("an ABI struct is at most 200 bytes")
 }
 
 #[cfg(test)]
@@ -266,10 +282,12 @@ mod tests {
             ruid "ruid" false false, euid "euid" false false,
             nice "nice" true false, priority "priority" true false,
             policy "policy" false false, num_threads "num_threads" false false,
-            task_flags "task_flags" false false, utime "utime" false false,
-            stime "stime" false false, start_time "start_time" false false,
-            rss_pages "rss_pages" false false, state "state" false false,
+            task_flags "task_flags" false false, utime_ns "utime_ns" false false,
+            stime_ns "stime_ns" false false, start_time_ns "start_time_ns" false false,
+            rss_bytes "rss_bytes" false false, state "state" false false,
             spare "__spare" false true, comm "comm" false true,
+            min_flt "min_flt" false false, maj_flt "maj_flt" false false,
+            nvcsw "nvcsw" false false, nivcsw "nivcsw" false false,
         ));
         v.extend(fields!(FdmapReq, "fdmap_req":
             size "size" false false, pidfd "pidfd" true false,
@@ -324,6 +342,8 @@ mod tests {
             ("PIDMAP_INFO_STATE", PIDMAP_INFO_STATE),
             ("PIDMAP_INFO_COMM", PIDMAP_INFO_COMM),
             ("PIDMAP_INFO_TASK_FLAGS", PIDMAP_INFO_TASK_FLAGS),
+            ("PIDMAP_INFO_FAULTS", PIDMAP_INFO_FAULTS),
+            ("PIDMAP_INFO_CTXSW", PIDMAP_INFO_CTXSW),
             ("PIDMAP_INFO_SUPPORTED_MASK", PIDMAP_INFO_SUPPORTED_MASK),
             ("PIDMAP_TASK_KTHREAD", PIDMAP_TASK_KTHREAD.into()),
             ("PIDMAP_TASK_USER_WORKER", PIDMAP_TASK_USER_WORKER.into()),
@@ -560,7 +580,7 @@ mod tests {
             ("pidmap.h", "char comm[64];", "char comm[16];"),
             ("pidmap.h", "__u64 info_mask;", "__u32 info_mask;"),
             ("pidmap.h", "__u64 last_id;", "__u64 last_idx;"),
-            ("pidmap.h", "(1ULL << 7)", "(1ULL << 11)"),
+            ("pidmap.h", "(1ULL << 7)", "(1ULL << 13)"),
             (
                 "pidmap.h",
                 "__u8 __spare[7];",
@@ -569,7 +589,7 @@ mod tests {
             (
                 "pidmap.h",
                 "#define PIDMAP_INFO_SIZE_VER0",
-                "#define PIDMAP_INFO_NEW (1ULL << 11)\n#define PIDMAP_INFO_SIZE_VER0",
+                "#define PIDMAP_INFO_NEW (1ULL << 13)\n#define PIDMAP_INFO_SIZE_VER0",
             ),
             ("fdmap.h", "__u32 first_fd;", "__s32 first_fd;"),
         ];

@@ -120,7 +120,7 @@ mod tests {
         let records = Records::prepare(&asked);
         assert_eq!(
             (records.size, records.info_size, records.info_mask),
-            (48, 168, 0xff)
+            (48, 200, 0xff)
         );
         assert_eq!((records.scope, records.last_id), (3, 7));
         let fds = Fds::prepare(&FdmapReq {
