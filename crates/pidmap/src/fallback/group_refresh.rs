@@ -158,6 +158,9 @@ impl Groups<'_, '_> {
         let range = self.files.kept.group(pid);
         // The last refresh's `stat` files of the group, ascending.
         let (mut known, mut all_read, mut threads) = (0u32, true, None);
+        // The group's `task` directory, opened (not listed) for the files
+        // read by their path: two path components each instead of four.
+        let (mut task_dir, mut dir_tried) = (None, false);
         for i in range.clone() {
             let Some(key) = self.files.kept.key_at(i) else {
                 break;
@@ -171,8 +174,16 @@ impl Groups<'_, '_> {
             let (read, by_path) = match self.files.kept.take_at(i) {
                 Some(fd) => (self.files.read_kept(key, fd)?, false),
                 None => {
+                    if !dir_tried {
+                        dir_tried = true;
+                        task_dir = self.open_dir(pid)?;
+                    }
                     let path = ProcPath::new(Base::Pid(pid), Some(key.tid), key.file.suffix());
-                    (self.files.read_file(key, None, OpenAt::Root(&path))?, true)
+                    let at = match &task_dir {
+                        Some(dir) => OpenAt::TaskDir(dir.as_fd()),
+                        None => OpenAt::Root(&path),
+                    };
+                    (self.files.read_file(key, None, at)?, true)
                 }
             };
             match read {
@@ -198,30 +209,40 @@ impl Groups<'_, '_> {
         }
         let complete = all_read && known > 0 && threads == Some(Some(known));
         let dir = if complete || self.skip_listings {
-            None
+            task_dir
         } else {
-            self.list_and_read(pid)?
+            self.list_and_read(pid, task_dir)?
         };
         self.extras(pid, first_rec, range, dir.as_ref())?;
         self.files.kept.sort_since(mark);
         Ok(())
     }
 
-    /// List the group's `task` directory and read the `stat` of each task
-    /// not read from a kept file; the directory, open (`None` if the
-    /// group is gone or the view denies it).
-    fn list_and_read(&mut self, pid: i32) -> Result<Option<OwnedFd>> {
-        let context = || format!("listing the tasks of process {pid}");
+    /// Open the group's `task` directory (`None` if the group is gone or
+    /// the view denies it); if the fd table is full, close the kept files
+    /// and try once more.
+    fn open_dir(&mut self, pid: i32) -> Result<Option<OwnedFd>> {
         let dir = match open_task_dir(self.files.root, pid) {
             Err(e) if is_fd_table_full(&e) && self.files.release_kept() => {
                 open_task_dir(self.files.root, pid)
             }
             res => res,
         };
+        dir.map_err(|e| Error::io(format!("listing the tasks of process {pid}"), e))
+    }
+
+    /// List the group's `task` directory (`dir` if it is open already,
+    /// unread) and read the `stat` of each task not read yet; the
+    /// directory, open (`None` if the group is gone or the view denies
+    /// it).
+    fn list_and_read(&mut self, pid: i32, dir: Option<OwnedFd>) -> Result<Option<OwnedFd>> {
+        let context = || format!("listing the tasks of process {pid}");
         let dir = match dir {
-            Ok(Some(dir)) => dir,
-            Ok(None) => return Ok(None),
-            Err(e) => return Err(Error::io(context(), e)),
+            Some(dir) => dir,
+            None => match self.open_dir(pid)? {
+                Some(dir) => dir,
+                None => return Ok(None),
+            },
         };
         #[cfg(test)]
         super::read_counter::count_listing(pid);
@@ -616,7 +637,7 @@ mod tests {
     /// A kept refresh with no task created since the last lists neither
     /// the proc root nor any `task` directory, and still gives every task
     /// (its kept files, and by their path the files it could not keep:
-    /// here none of the child's, as if they were over the budget); a
+    /// here none, as if every file were over the budget); a
     /// thread or a process created since is found by the next refresh,
     /// which lists again.
     #[test]
@@ -625,7 +646,7 @@ mod tests {
         let pid = family.pid();
         let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
         let mut fb = super::Fallback::keeping_files(true);
-        fb.records.kept_for_tasks.unkept_group = Some(pid);
+        fb.records.kept_for_tasks.keys_only = true;
         // Of the family (the child's group, and the process it forked),
         // the tids; whether this refresh skipped the listings; how many
         // times the child's group was listed.

@@ -113,10 +113,11 @@ pub(crate) struct KeptFiles {
     /// What tells a refresh of every task that no task was created since
     /// the last one (see [`Unchanged`]).
     pub(crate) unchanged: Unchanged,
-    /// For a test: a thread group whose files are never kept, as if they
-    /// were over the budget.
+    /// For a test: keep no file, only the keys, as if every file were
+    /// over the budget (and take none of the process's budget from the
+    /// tests beside it).
     #[cfg(test)]
-    pub(crate) unkept_group: Option<i32>,
+    pub(crate) keys_only: bool,
 }
 
 impl KeptFiles {
@@ -232,19 +233,21 @@ impl KeptFiles {
         if self.budget == 0 {
             return;
         }
-        let fd = KeptFd::new(fd, self.budget)
-            .ok()
-            .filter(|_| !self.never_kept(key));
+        let fd = if self.keys_only() {
+            None
+        } else {
+            KeptFd::new(fd, self.budget).ok()
+        };
         self.this.push((key, fd));
     }
 
     #[cfg(test)]
-    fn never_kept(&self, key: FileKey) -> bool {
-        self.unkept_group == Some(key.tgid)
+    fn keys_only(&self) -> bool {
+        self.keys_only
     }
 
     #[cfg(not(test))]
-    fn never_kept(&self, _: FileKey) -> bool {
+    fn keys_only(&self) -> bool {
         false
     }
 
