@@ -1,8 +1,11 @@
 //! The per-task values the task records do not carry, read from the same
 //! `/proc` files process-exporter reads them from:
 //!
-//! - `stat`: minor and major page faults, virtual size;
-//! - `status`: voluntary and involuntary context switches, `VmSwap`;
+//! - `stat`: virtual size (and the page faults, for a record without
+//!   them);
+//! - `status`: `VmSwap` (and the context switches, for a record without
+//!   them: the fallback's records leave them out, as reading `status` for
+//!   every task would cost twice what `stat` does);
 //! - `io`: `read_bytes` and `write_bytes` (the storage layer's bytes, as
 //!   process-exporter reports them, not `rchar`/`wchar`);
 //! - `wchan`: where a sleeping task waits (`0` or empty: not waiting);
@@ -21,14 +24,18 @@
 //! context switches and I/O bytes change only while it runs (the kernel
 //! counts them on `current`), and a thread that is blocked and has not
 //! run since stays in the same wait, so its wait channel is the same.
-//! Its `schedstat` (run time in ns, time waited, times switched in) tells
-//! whether it ran: it is read first (one small file), and when it is the
-//! same as before the last full read and the thread's record, read before
+//! What shows that it did not run: the context switches its record
+//! carries (pidmap_info(2)), which are the same only if it was not
+//! switched out since (a thread that ran and is not running now was), or
+//! else its `schedstat` (run time in ns, time waited, times switched in),
+//! read after its record (one small file). When that witness is the one
+//! taken before the last full read and the thread's record, read before
 //! it, shows a task that is not runnable, the values of that full read
 //! are the thread's values now. Otherwise (the thread ran, or is
-//! runnable, or `schedstat` is missing or all zeros because the kernel
-//! does not keep it) every wanted file is read. Processes are always read
-//! in full: their memory changes without them running.
+//! runnable, or there is no witness: `schedstat` missing or all zeros
+//! because the kernel does not keep it) every wanted file is read.
+//! Processes are always read in full: their memory changes without them
+//! running.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -90,12 +97,14 @@ pub enum Task {
     Process(i32),
     /// A thread: `/proc/TGID/task/TID/...`. `state` is the `stat` letter
     /// of its record and `start` its start time since boot, both read
-    /// before this call.
+    /// before this call; `switches` its voluntary plus involuntary context
+    /// switches when the record carries them (pidmap_info(2)).
     Thread {
         tgid: i32,
         tid: i32,
         state: u8,
         start: Duration,
+        switches: Option<u64>,
     },
 }
 
@@ -145,11 +154,20 @@ impl SchedLine {
     }
 }
 
-/// A thread's last full read: its values, what was read and the
-/// `schedstat` line read just before.
+/// What shows that a thread has not run since its last full read: the
+/// same `schedstat` line (read after the record), or the same number of
+/// context switches in the record.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Witness {
+    Schedstat(SchedLine),
+    Switches(u64),
+}
+
+/// A thread's last full read: its values, what was read and the witness
+/// taken just before.
 struct LastRead {
     start: Duration,
-    schedstat: SchedLine,
+    witness: Witness,
     wants: Wants,
     extras: Extras,
 }
@@ -263,29 +281,47 @@ impl ExtrasReader {
             Task::Thread { tgid, tid, .. } => (tgid, tid, true),
         };
         let key = (tgid, if thread { tid } else { -tid });
-        let mut sched = None;
-        if let Task::Thread { state, start, .. } = task {
-            if self.schedstat {
+        let mut witness = None;
+        if let Task::Thread {
+            state,
+            start,
+            switches,
+            ..
+        } = task
+        {
+            if let Some(n) = switches {
+                witness = Some(Witness::Switches(n));
+            } else if self.schedstat {
                 match self.read_file(key, tgid, tid, thread, Kind::Schedstat) {
-                    Ok(Read::Text(n)) => sched = SchedLine::new(&self.buf[..n]),
+                    Ok(Read::Text(n)) => {
+                        witness = SchedLine::new(&self.buf[..n]).map(Witness::Schedstat);
+                    }
                     Ok(Read::Gone) => return false,
                     // It only saves reads: without it, read everything.
                     Err(_) => {}
                 }
-                let last = self.kept.get(&key).and_then(|t| t.last.as_ref());
-                if let (Some(now), Some(last)) = (sched, last) {
-                    // Not runnable when its record was read, and not run
-                    // since before the last full read (its `schedstat`
-                    // read after the record): still in the same wait.
-                    if state != b'R'
-                        && last.start == start
-                        && last.schedstat == now
-                        && last.wants.covers(wants)
-                    {
-                        out.clone_from(&last.extras);
-                        self.reused += 1;
-                        return true;
-                    }
+            }
+            // Seen: its last read stays for the next scrape, even when no
+            // file of it is read in this one.
+            let scrape = self.scrape;
+            if let Some(t) = self.kept.get_mut(&key) {
+                t.seen = scrape;
+            }
+            let last = self.kept.get(&key).and_then(|t| t.last.as_ref());
+            if let (Some(now), Some(last)) = (witness, last) {
+                // Not runnable when its record was read, and not run
+                // since before the last full read (its `schedstat` read
+                // after the record, or the record's switches: a thread
+                // that ran and is not running has been switched out):
+                // still in the same wait.
+                if state != b'R'
+                    && last.start == start
+                    && last.witness == now
+                    && last.wants.covers(wants)
+                {
+                    out.clone_from(&last.extras);
+                    self.reused += 1;
+                    return true;
                 }
             }
         }
@@ -317,10 +353,10 @@ impl ExtrasReader {
             }
         }
         if let Some(t) = self.kept.get_mut(&key) {
-            t.last = match (task, sched) {
-                (Task::Thread { start, .. }, Some(schedstat)) if complete => Some(LastRead {
+            t.last = match (task, witness) {
+                (Task::Thread { start, .. }, Some(witness)) if complete => Some(LastRead {
                     start,
-                    schedstat,
+                    witness,
                     wants,
                     extras: out.clone(),
                 }),
@@ -585,17 +621,25 @@ mod tests {
         assert!(SchedLine::new(b"12 3 1\n").is_some());
     }
 
-    /// Thread `tid` of this process's state letter and start time, read
-    /// as the tracker reads them (before the extras), once it sleeps.
-    fn sleeping_state_and_start(tid: i32) -> (u8, Duration) {
+    /// Thread `tid` of this process's state letter, start time and
+    /// context switches (voluntary plus involuntary), read as the tracker
+    /// has them from its record (before the extras), once it sleeps.
+    fn sleeping_record(tid: i32) -> (u8, Duration, u64) {
         let me = std::process::id();
         for _ in 0..200 {
+            let status = std::fs::read(format!("/proc/{me}/task/{tid}/status")).unwrap();
+            let mut x = Extras::default();
+            parse(Kind::Status, &status, &mut x, &mut HashMap::new());
             let stat = std::fs::read(format!("/proc/{me}/task/{tid}/stat")).unwrap();
             let close = stat.iter().rposition(|&b| b == b')').unwrap();
             let fields: Vec<&[u8]> = stat[close + 2..].split(|&b| b == b' ').collect();
             // Field 3 is the state, 22 the start time.
             if fields[0][0] == b'S' {
-                return (b'S', Duration::from_millis(number(fields[19]) * 10));
+                return (
+                    b'S',
+                    Duration::from_millis(number(fields[19]) * 10),
+                    x.voluntary_switches + x.involuntary_switches,
+                );
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -603,14 +647,25 @@ mod tests {
     }
 
     /// A thread that sleeps in a blocking read is read in full once, then
-    /// served from that read while it does not run; once it runs (it
-    /// faults, and sleeps again), it is read again and the new values
-    /// show.
+    /// served from that read while it does not run (its `schedstat` the
+    /// same); once it runs (it faults, and sleeps again), it is read again
+    /// and the new values show.
     #[test]
     fn a_thread_that_did_not_run_is_not_read_again() {
+        not_read_again_until_it_runs(false);
+    }
+
+    /// The same with the context switches of its record as the witness
+    /// (pidmap_info(2) carries them): no `schedstat` is read.
+    #[test]
+    fn a_thread_whose_record_shows_no_switch_is_not_read_again() {
+        not_read_again_until_it_runs(true);
+    }
+
+    fn not_read_again_until_it_runs(switches_in_record: bool) {
         use std::io::{Read as _, Write as _};
         use std::os::unix::net::UnixStream;
-        if !schedstat_counts_runs() {
+        if !switches_in_record && !schedstat_counts_runs() {
             // Nothing to test on such a kernel: every read is full.
             assert!(!ExtrasReader::new().schedstat);
             return;
@@ -657,12 +712,13 @@ mod tests {
         };
         let mut reader = ExtrasReader::new();
         let read = |reader: &mut ExtrasReader| {
-            let (state, start) = sleeping_state_and_start(tid);
+            let (state, start, switches) = sleeping_record(tid);
             let task = Task::Thread {
                 tgid: me,
                 tid,
                 state,
                 start,
+                switches: switches_in_record.then_some(switches),
             };
             let mut out = Extras::default();
             let mut errors = Vec::new();
@@ -674,6 +730,10 @@ mod tests {
         };
         let (first, reused) = read(&mut reader);
         assert_eq!(reused, 0, "nothing to reuse yet");
+        let (second, reused) = read(&mut reader);
+        assert_eq!(reused, 1, "a sleeping thread is served from the last read");
+        assert_eq!(second, first);
+        // Again: a scrape that read none of its files keeps its last read.
         let (second, reused) = read(&mut reader);
         assert_eq!(reused, 1, "a sleeping thread is served from the last read");
         assert_eq!(second, first);

@@ -9,7 +9,7 @@
 use std::io;
 use std::time::Duration;
 
-use pidmap::{Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
+use pidmap::{ActiveBackend, Backend, Error, InfoFields, Pid, Pidmap, Query, Target, TaskState};
 
 use crate::extras::{Extras, ExtrasReader, Task, Wants};
 use crate::id_hash::IdMap;
@@ -32,6 +32,31 @@ pub struct ProcessRecord {
     pub num_threads: u32,
     /// Effective uid, read only when asked for.
     pub euid: Option<u32>,
+    /// The counters the record carries (see [`Counters`]).
+    pub counters: Counters,
+}
+
+/// The counters a task record carries: the page faults always (the
+/// fallback reads them from the `stat` line it reads anyway), the context
+/// switches only from pidmap_info(2) (the fallback would read `status` for
+/// them, twice `stat`'s cost). `None`: read from the task's `/proc` files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    /// Minor and major faults: the whole group's in a process record (as
+    /// `/proc/PID/stat`), the thread's own in a thread record.
+    pub faults: Option<(u64, u64)>,
+    /// Voluntary and involuntary context switches of the task itself (a
+    /// process record's are its first thread's, as `/proc/PID/status`).
+    pub switches: Option<(u64, u64)>,
+}
+
+impl Counters {
+    fn of(t: &pidmap::TaskInfo) -> Counters {
+        Counters {
+            faults: t.min_flt.zip(t.maj_flt),
+            switches: t.nvcsw.zip(t.nivcsw),
+        }
+    }
 }
 
 /// A task's name: at most 63 bytes, kept inline.
@@ -47,6 +72,7 @@ pub struct ThreadRecord {
     /// Since boot.
     pub start: Duration,
     pub comm: Name,
+    pub counters: Counters,
 }
 
 /// A [`ReadError`] from the crate's error, with its causes.
@@ -96,6 +122,8 @@ pub struct Source {
     own_fds: Vec<libc::pollfd>,
     /// Task records read since the last process listing began.
     records_read: u64,
+    /// The counters the records are asked for.
+    counter_fields: InfoFields,
     extras: ExtrasReader,
 }
 
@@ -109,14 +137,22 @@ impl Source {
                 .build()
                 .map_err(|e| pidmap_error("handle", "", &e))
         };
+        let processes = build()?;
+        // pidmap_info(2) carries the context switches in its records; the
+        // fallback would read `status` for them.
+        let counter_fields = match processes.info_backend() {
+            Ok(ActiveBackend::Syscall) => InfoFields::FAULTS | InfoFields::CTX_SWITCHES,
+            _ => InfoFields::FAULTS,
+        };
         Ok(Source {
-            processes: build()?,
+            processes,
             tasks: build()?,
             records: Vec::new(),
             fds: Vec::new(),
             own_pid: i32::try_from(std::process::id()).unwrap_or(0),
             own_fds: Vec::new(),
             records_read: 0,
+            counter_fields,
             extras: ExtrasReader::new(),
         })
     }
@@ -142,7 +178,8 @@ impl Source {
             | InfoFields::START_TIME
             | InfoFields::RSS
             | InfoFields::COMM
-            | InfoFields::NUM_THREADS;
+            | InfoFields::NUM_THREADS
+            | self.counter_fields;
         if with_euid {
             fields |= InfoFields::UIDS;
         }
@@ -166,6 +203,7 @@ impl Source {
                     .map_or(Vec::new(), |c| c.as_bytes().to_vec()),
                 num_threads: t.num_threads.unwrap_or(1),
                 euid: t.euid,
+                counters: Counters::of(t),
             }
         }));
         Ok(())
@@ -187,7 +225,8 @@ impl Source {
             | InfoFields::STATE
             | InfoFields::CPU_TIME
             | InfoFields::START_TIME
-            | InfoFields::COMM;
+            | InfoFields::COMM
+            | self.counter_fields;
         let thread = |t: &pidmap::TaskInfo| ThreadRecord {
             tid: t.tid.as_raw(),
             state: letter(t.state),
@@ -195,6 +234,7 @@ impl Source {
             system: t.stime.unwrap_or_default(),
             start: t.start_time.unwrap_or_default(),
             comm: t.comm.unwrap_or_default(),
+            counters: Counters::of(t),
         };
         if whole_listing {
             match self

@@ -28,7 +28,7 @@ use crate::read_error::ReadError;
 use crate::snapshot::{
     CounterValues, ErrorCounts, GroupSnapshot, Snapshot, States, ThreadNameSnapshot,
 };
-use crate::source::{self, Name, ProcessRecord, Source, ThreadRecord};
+use crate::source::{self, Counters, Name, ProcessRecord, Source, ThreadRecord};
 
 /// A task's counters as its files show them (totals since it started).
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,14 +44,21 @@ struct Counts {
 }
 
 impl Counts {
-    fn new(user: Duration, system: Duration, x: &Extras) -> Counts {
+    /// From a record (its CPU times, and the counters it carries) and what
+    /// the files said (the counters it does not carry).
+    fn new(user: Duration, system: Duration, counters: Counters, x: &Extras) -> Counts {
+        let (minor_faults, major_faults) =
+            counters.faults.unwrap_or((x.minor_faults, x.major_faults));
+        let (voluntary, involuntary) = counters
+            .switches
+            .unwrap_or((x.voluntary_switches, x.involuntary_switches));
         Counts {
             user,
             system,
-            minor_faults: x.minor_faults,
-            major_faults: x.major_faults,
-            voluntary: x.voluntary_switches,
-            involuntary: x.involuntary_switches,
+            minor_faults,
+            major_faults,
+            voluntary,
+            involuntary,
             read_bytes: x.read_bytes,
             write_bytes: x.write_bytes,
         }
@@ -311,7 +318,10 @@ impl Tracker {
             self.report(&e);
         }
 
-        // What each file says, for the grouped processes and their threads.
+        // What each file says, for the grouped processes and their threads:
+        // a process's `stat` for its virtual size and `status` for its
+        // swap (the records carry neither); a thread's `stat` and `status`
+        // only for the counters its record does not carry.
         let process_wants = Wants {
             stat: true,
             status: true,
@@ -319,9 +329,9 @@ impl Tracker {
             wchan: true,
             smaps: self.options.smaps,
         };
-        let thread_wants = Wants {
-            stat: self.options.threads,
-            status: true,
+        let thread_wants = |c: Counters| Wants {
+            stat: self.options.threads && c.faults.is_none(),
+            status: c.switches.is_none(),
             io: self.options.threads,
             wchan: true,
             smaps: false,
@@ -373,7 +383,7 @@ impl Tracker {
             if let Some(w) = &extras.wchan {
                 count_wchan(&mut view.wchans, w);
             }
-            let mut counts = Counts::new(record.user, record.system, &extras);
+            let mut counts = Counts::new(record.user, record.system, record.counters, &extras);
             let threads = thread_records.get(&record.pid).filter(|t| t.len() > 1);
             let tracked = self.procs.get_mut(&key).expect("tracked");
             let totals = &mut self.groups[group];
@@ -388,10 +398,11 @@ impl Tracker {
                         tid: t.tid,
                         state: t.state,
                         start: t.start,
+                        switches: t.counters.switches.map(|(v, i)| v + i),
                     };
                     if !source.extras(
                         task,
-                        thread_wants,
+                        thread_wants(t.counters),
                         &mut thread_extras,
                         &mut thread_extra_errors,
                     ) {
@@ -401,8 +412,9 @@ impl Tracker {
                     if let Some(w) = &thread_extras.wchan {
                         count_wchan(&mut view.wchans, w);
                     }
-                    counts.voluntary += thread_extras.voluntary_switches;
-                    counts.involuntary += thread_extras.involuntary_switches;
+                    let now = Counts::new(t.user, t.system, t.counters, &thread_extras);
+                    counts.voluntary += now.voluntary;
+                    counts.involuntary += now.involuntary;
                     let seen = tracked.threads.entry(t.tid).or_insert_with(|| ThreadSeen {
                         seen: scrape,
                         counts: Counts::default(),
@@ -420,7 +432,6 @@ impl Tracker {
                             view.thread_counts.insert(seen.label.clone(), 1);
                         }
                     }
-                    let now = Counts::new(t.user, t.system, &thread_extras);
                     let name_totals = match totals.threads.get_mut(&seen.label) {
                         Some(c) => c,
                         None => totals.threads.entry(seen.label.clone()).or_default(),
