@@ -656,13 +656,13 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
     // kernel's count of forks) since its previous refresh: how many of
     // its refreshes could, read outside the timing.
     let kept = methods.iter().position(|(name, _)| *name == OURS[1]);
-    let (mut forks_before, mut quiet) = (None, 0);
+    let (mut forks_before, mut quiet) = (None, Vec::with_capacity(rounds));
     for round in 0..rounds {
         let stride = strides[round % strides.len()];
         for i in (0..n).map(|k| (round + k * stride) % n) {
             if Some(i) == kept {
                 let now = forks_since_boot();
-                quiet += usize::from(now.is_some() && now == forks_before);
+                quiet.push(now.is_some() && now == forks_before);
                 forks_before = now;
             }
             let f = &mut methods[i].1;
@@ -673,6 +673,15 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
             cpu[i].push(took.as_secs_f64() * 1e3);
         }
     }
+    // The kept handle's rounds with and without a task created since its
+    // previous refresh, apart.
+    let kept_split = kept.map(|k| {
+        let mut split: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        for (&ms, &q) in cpu[k].iter().zip(&quiet) {
+            split[usize::from(q)].push(ms);
+        }
+        split
+    });
     let cpu: Vec<(f64, f64, f64)> = cpu.iter_mut().map(|s| median_range(s)).collect();
     let wall: Vec<(f64, f64, f64)> = wall.iter_mut().map(|s| median_range(s)).collect();
     println!(
@@ -685,12 +694,22 @@ fn run(label: &str, rounds: usize, only: Option<&str>) {
             wall[i].0
         );
     }
-    if kept.is_some() {
-        println!(
-            "  {}: no task created since its previous refresh in {quiet} of {} rounds",
+    if let Some(mut split) = kept_split {
+        let n_quiet = split[1].len();
+        print!(
+            "  {}: no task created since its previous refresh in {n_quiet} of {} rounds",
             OURS[1],
             rounds.saturating_sub(1)
         );
+        if n_quiet > 0 && !split[0].is_empty() {
+            let [busy, still] = &mut split;
+            print!(
+                " (cpu median {:.2} ms in those, {:.2} in the others)",
+                median_range(still).0,
+                median_range(busy).0
+            );
+        }
+        println!();
     }
     // Each peer's median CPU time over each of ours, ours over the floors.
     let median_of = |name: &str| {
