@@ -62,6 +62,17 @@ pub struct Wants {
 }
 
 impl Wants {
+    /// What both want.
+    fn and(self, other: Wants) -> Wants {
+        Wants {
+            stat: self.stat && other.stat,
+            status: self.status && other.status,
+            io: self.io && other.io,
+            wchan: self.wchan && other.wchan,
+            smaps: self.smaps && other.smaps,
+        }
+    }
+
     /// Whether every file `other` wants is one `self` wants.
     fn covers(self, other: Wants) -> bool {
         (self.stat || !other.stat)
@@ -199,6 +210,11 @@ pub struct ExtrasReader {
     /// Whether the threads' `schedstat` files can tell a thread that did
     /// not run.
     schedstat: bool,
+    /// The files this kernel has: `io` needs `CONFIG_TASK_IO_ACCOUNTING`,
+    /// `wchan` `CONFIG_KALLSYMS`, `smaps_rollup` `CONFIG_PROC_PAGE_MONITOR`.
+    /// A file it lacks is not read (an open of it fails with `ENOENT`,
+    /// which must not be taken for a task that is gone).
+    has: Wants,
     /// Thread reads this scrape served from the last full read.
     reused: u64,
 }
@@ -220,6 +236,7 @@ impl ExtrasReader {
             buf: vec![0; 4096],
             wchans: HashMap::new(),
             schedstat: schedstat_counts_runs(),
+            has: files_of_this_kernel(),
             reused: 0,
         }
     }
@@ -254,6 +271,20 @@ impl ExtrasReader {
         self.kept_count -= closed;
     }
 
+    /// The files, among those the families need, that this kernel does not
+    /// have (their values stay 0), for one line at start.
+    pub fn missing(&self) -> Vec<&'static str> {
+        [
+            (self.has.io, Kind::Io),
+            (self.has.wchan, Kind::Wchan),
+            (self.has.smaps, Kind::Smaps),
+        ]
+        .into_iter()
+        .filter(|(has, _)| !has)
+        .map(|(_, kind)| kind.file())
+        .collect()
+    }
+
     /// Thread reads in this scrape that the last full read served.
     #[cfg(test)]
     fn reused(&self) -> u64 {
@@ -274,6 +305,7 @@ impl ExtrasReader {
         out: &mut Extras,
         errors: &mut Vec<ReadError>,
     ) -> bool {
+        let wants = wants.and(self.has);
         // Threads and processes are kept apart: a thread's file says what
         // that thread did, a process's what the whole group did.
         let (tgid, tid, thread) = match task {
@@ -460,6 +492,19 @@ fn kept_budget() -> usize {
     let records = (limit.rlim_cur / 2).saturating_sub(64);
     usize::try_from(limit.rlim_cur.saturating_sub(records).saturating_sub(256))
         .unwrap_or(usize::MAX)
+}
+
+/// Which of the files a kernel may lack this one has, as this process's
+/// own show (every task has the same files).
+fn files_of_this_kernel() -> Wants {
+    let has = |file: &str| std::path::Path::new("/proc/self").join(file).exists();
+    Wants {
+        stat: true,
+        status: true,
+        io: has("io"),
+        wchan: has("wchan"),
+        smaps: has("smaps_rollup"),
+    }
 }
 
 /// Whether this kernel's `schedstat` files count a task's runs: the file

@@ -74,6 +74,11 @@ fn run(args: Args) -> Result<ExitCode> {
     source::raise_fd_limit();
     let boot_time = source::boot_time().context("cannot read the boot time from /proc/stat")?;
     let source = Source::new(backend).map_err(|e| anyhow!(e.message))?;
+    for file in source.missing_files() {
+        eprintln!(
+            "pidmap-exporter: this kernel has no /proc/PID/{file}: the values read from it are 0"
+        );
+    }
     let options = TrackerOptions {
         children: args.children,
         threads: args.threads,

@@ -295,6 +295,12 @@ impl Source {
         self.extras.end_scrape();
     }
 
+    /// The `/proc` files the families read that this kernel lacks (see
+    /// [`ExtrasReader::missing`]).
+    pub fn missing_files(&self) -> Vec<&'static str> {
+        self.extras.missing()
+    }
+
     /// Task records read in this scrape (processes and threads).
     pub fn records_read(&self) -> u64 {
         self.records_read
@@ -331,7 +337,8 @@ impl Source {
 /// 16 ms a scrape. One `poll(2)` with no events and no wait over every fd
 /// number below the soft `RLIMIT_NOFILE` (where every fd of this process
 /// is: it raised the soft limit to the hard one before it opened any file
-/// beyond the three standard ones, and `poll` takes no more) marks
+/// beyond the three standard ones, and `poll` takes no more), and below
+/// the size of its fd table, marks
 /// `POLLNVAL` each number that holds no file; it marks an `O_PATH` file so
 /// too, so each of those numbers is asked again with `fcntl(F_GETFD)`,
 /// which sees every installed file. An fd a system call has reserved but
@@ -346,9 +353,14 @@ fn own_open_fds(buf: &mut Vec<libc::pollfd>) -> io::Result<usize> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, std::ptr::from_mut(&mut limit)) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // Beyond 2^20 (the kernel's default `nr_open`) a buffer of every
-    // number would not be small; such a limit is not seen in practice.
-    let n = usize::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20);
+    // Every fd is below the size of the fd table (`FDSize`, which grows
+    // in powers of two as fds are opened), which is far below a soft
+    // limit of a million (a service's usual hard limit); `poll` takes no
+    // more than the soft limit.
+    let table = fd_table_size()?;
+    let n = usize::try_from(limit.rlim_cur)
+        .unwrap_or(usize::MAX)
+        .min(table);
     buf.clear();
     buf.extend((0..n).map(|fd| libc::pollfd {
         fd: i32::try_from(fd).unwrap_or(i32::MAX),
@@ -376,6 +388,22 @@ fn own_open_fds(buf: &mut Vec<libc::pollfd>) -> io::Result<usize> {
                 || unsafe { libc::fcntl(p.fd, libc::F_GETFD) } >= 0
         })
         .count())
+}
+
+/// The size of this process's fd table (`FDSize` of `/proc/self/status`):
+/// no fd is at or above it.
+fn fd_table_size() -> io::Result<usize> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("FDSize:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "no FDSize line in /proc/self/status",
+            )
+        })
 }
 
 /// The command line of `pid`, split at NULs; `Ok(None)` if it is gone.
