@@ -22,7 +22,7 @@
  * Usage: record-costs [--default-view] [PROCS [THREADS [ROUNDS]]]
  *        (default 100 100 11)
  *
- * The calls go through /proc's view (PIDMAP_VIEW_PROCFS), as the crate
+ * The calls go through /proc's view (its procfs_fd), as the crate
  * makes them; --default-view makes them without one, where every task's
  * record, and every thread's listing, takes the ptrace check.
  */

@@ -20,7 +20,7 @@
  * the request (its size: VER0, larger with a zero tail, larger with a
  * nonzero tail byte, < VER0, > PAGE_SIZE, a tail running into a PROT_NONE
  * page; the pointer: NULL, unmapped; every request ends right before a
- * PROT_NONE page), its fields (scope, filter/view bits, cursor, reserved,
+ * PROT_NONE page), its fields (scope, filter bits, view fields, cursor, reserved,
  * info_size, info_mask), the target (pidfds of self, of a thread of ours
  * (PIDFD_THREAD), of a live child, of a zombie child, of a reaped child, of
  * init; PIDFD_SELF_THREAD, PIDFD_SELF_THREAD_GROUP; fd 0 (/dev/null), a
@@ -164,11 +164,15 @@ static int as_nobody;
 static pid_t self_pid, init_pid = 1;
 static int fd_self, fd_thread, fd_child, fd_zombie, fd_reaped, fd_init;
 /*
- * Fds for PIDMAP_VIEW_PIDNS and FDMAP_VIEW_PIDNS: our own pid namespace,
- * a network namespace, an O_PATH one, a closed fd, a procfs root.
+ * Fds for the requests' pidns_fd: our own pid namespace, a network
+ * namespace, an O_PATH one, a closed fd, a procfs root; and nsfs ids for
+ * pidns_id: our pid namespace's, the network namespace's, one no
+ * namespace has.
  */
 #define PIDNS_FDS 5
 static int pidns_fds[PIDNS_FDS];
+#define PIDNS_IDS 3
+static __u64 pidns_ids[PIDNS_IDS];
 static int fd_closed, fd_pipe, fd_procfs_file;
 static int vfd[V_NR];
 static int have_proc2, have_proc3;
@@ -358,6 +362,10 @@ static void setup(void)
 	pidns_fds[2] = open("/proc/self/ns/pid", O_PATH);
 	pidns_fds[3] = fd_closed;
 	pidns_fds[4] = vfd[V_PROC];
+	if (ioctl(pidns_fds[0], NS_GET_ID, &pidns_ids[0]) ||
+	    ioctl(pidns_fds[1], NS_GET_ID, &pidns_ids[1]))
+		die("NS_GET_ID");
+	pidns_ids[2] = ~0ULL;
 	if (pidns_fds[0] < 0 || pidns_fds[1] < 0 || pidns_fds[2] < 0)
 		die("open /proc/self/ns fds");
 	if (vfd[V_PROC] < 0 || vfd[V_OPATH] < 0 || vfd[V_NONROOT] < 0 ||
@@ -429,14 +437,15 @@ static void violation(const struct call *c, long r, int e, const char *fmt, ...)
 	       c->flags, c->nr, buf_names[c->buf], c->room, req_names[c->req], c->size,
 	       tgt_names[c->tgt], view_names[c->view]);
 	if (c->kind == K_FDMAP)
-		printf("  fdmap_req{pidfd=%d first_fd=%u view=%#x procfs_fd=%d pidns_fd=%d}\n",
-		       c->fr.pidfd, c->fr.first_fd, c->fr.view, c->fr.procfs_fd, c->fr.pidns_fd);
+		printf("  fdmap_req{pidfd=%d first_fd=%u reserved=%u procfs_fd=%d pidns_fd=%d pidns_id=%#llx}\n",
+		       c->fr.pidfd, c->fr.first_fd, c->fr.__reserved, (int)c->fr.procfs_fd,
+		       (int)c->fr.pidns_fd, (unsigned long long)c->fr.pidns_id);
 	else
-		printf("  pidmap_req{scope=%u last_id=%llu pidfd=%d procfs_fd=%d filter=%#x info_size=%u info_mask=%#llx pidns_fd=%d reserved=%u}\n",
+		printf("  pidmap_req{scope=%u last_id=%llu pidfd=%d filter=%#x info_size=%u reserved=%u info_mask=%#llx procfs_fd=%d pidns_fd=%d pidns_id=%#llx}\n",
 		       c->pr.scope, (unsigned long long)c->pr.last_id, c->pr.pidfd,
-		       c->pr.procfs_fd, c->pr.filter, c->pr.info_size,
-		       (unsigned long long)c->pr.info_mask, c->pr.pidns_fd,
-		       c->pr.__reserved);
+		       c->pr.filter, c->pr.info_size, c->pr.__reserved,
+		       (unsigned long long)c->pr.info_mask, (int)c->pr.procfs_fd,
+		       (int)c->pr.pidns_fd, (unsigned long long)c->pr.pidns_id);
 	fflush(stdout);
 }
 
@@ -497,6 +506,63 @@ static int pidns_errno(int fd)
 static int pick_pidns_fd(void)
 {
 	return chance(50) ? pidns_fds[0] : pidns_fds[below(PIDNS_FDS)];
+}
+
+static int view_errno(enum view v);
+
+/* What proc_pid_view_pidns() says of nsfs id @id: only ours is named. */
+static int pidns_id_errno(__u64 id)
+{
+	return id == pidns_ids[0] ? 0 : ENOENT;
+}
+
+static __u64 pick_pidns_id(void)
+{
+	return chance(50) ? pidns_ids[0] : chance(80) ? pidns_ids[below(PIDNS_IDS)] : rnd();
+}
+
+/*
+ * The view fields, common to both requests: at most one of them named
+ * (often none), and now and then two, which is EINVAL. c->view is the
+ * procfs view, V_NONE when procfs_fd is 0 (fd 0 names no view).
+ */
+static void pick_view_fields(struct call *c, __u32 *procfs_fd, __u32 *pidns_fd,
+			     __u64 *pidns_id)
+{
+	unsigned int r = below(10);
+
+	c->view = V_NONE;
+	if (r < 5 || chance(5)) {
+		c->view = pick_view();
+		*procfs_fd = (uint32_t)vfd[c->view];
+		if (!*procfs_fd)
+			c->view = V_NONE;
+	}
+	if ((r >= 5 && r < 7) || chance(5))
+		*pidns_fd = (uint32_t)pick_pidns_fd();
+	if (r == 7 || chance(5))
+		*pidns_id = pick_pidns_id();
+}
+
+/*
+ * The view stage of both oracles, after the request's own checks: two
+ * views or one namespace named twice is EINVAL, then the named view's
+ * errno.
+ */
+static int view_fields_errno(const struct call *c, __u32 procfs_fd, __u32 pidns_fd,
+			     __u64 pidns_id)
+{
+	if (pidns_fd && pidns_id)
+		return EINVAL;
+	if (procfs_fd && (pidns_fd || pidns_id))
+		return EINVAL;
+	if (procfs_fd)
+		return view_errno(c->view);
+	if (pidns_fd)
+		return pidns_errno((int)pidns_fd);
+	if (pidns_id)
+		return pidns_id_errno(pidns_id);
+	return 0;
 }
 
 static int view_errno(enum view v)
@@ -711,16 +777,11 @@ static void oracle_pidmap(struct call *c)
 	c->want_err = oracle_opening(c, PIDMAP_REQ_SIZE_VER0);
 	if (c->want_err)
 		return;
-	if (q->scope > PIDMAP_SCOPE_CHILDREN ||
-	    (q->filter & ~(PIDMAP_FILTER_NO_KTHREADS | PIDMAP_VIEW_PROCFS |
-			   PIDMAP_VIEW_PIDNS)))
+	if (q->scope > PIDMAP_SCOPE_CHILDREN || (q->filter & ~PIDMAP_FILTER_NO_KTHREADS))
 		goto einval;
-	if ((q->filter & PIDMAP_VIEW_PROCFS && q->filter & PIDMAP_VIEW_PIDNS) ||
-	    q->__reserved)
+	if (q->__reserved)
 		goto einval;
-	if (q->procfs_fd && !(q->filter & PIDMAP_VIEW_PROCFS))
-		goto einval;
-	if (q->pidns_fd && !(q->filter & PIDMAP_VIEW_PIDNS))
+	if ((q->pidns_fd && q->pidns_id) || (q->procfs_fd && (q->pidns_fd || q->pidns_id)))
 		goto einval;
 	if (q->pidfd && q->scope <= PIDMAP_SCOPE_TASKS)
 		goto einval;
@@ -741,19 +802,10 @@ static void oracle_pidmap(struct call *c)
 		if (kernel_buf(c))
 			goto efault;
 	}
-	if (q->filter & PIDMAP_VIEW_PROCFS) {
-		e = view_errno(c->view);
-		if (e) {
-			c->want_err = e;
-			return;
-		}
-	}
-	if (q->filter & PIDMAP_VIEW_PIDNS) {
-		e = pidns_errno(q->pidns_fd);
-		if (e) {
-			c->want_err = e;
-			return;
-		}
+	e = view_fields_errno(c, q->procfs_fd, q->pidns_fd, q->pidns_id);
+	if (e) {
+		c->want_err = e;
+		return;
 	}
 	if (q->scope >= PIDMAP_SCOPE_THREADS) {
 		e = target_errno(c, 0, &alt);
@@ -804,26 +856,12 @@ static void oracle_fdmap(struct call *c)
 	c->want_err = oracle_opening(c, FDMAP_REQ_SIZE_VER0);
 	if (c->want_err)
 		return;
-	if (q->view & ~(FDMAP_VIEW_PROCFS | FDMAP_VIEW_PIDNS) ||
-	    q->view == (FDMAP_VIEW_PROCFS | FDMAP_VIEW_PIDNS))
+	if (q->__reserved)
 		goto einval;
-	if (q->procfs_fd && !(q->view & FDMAP_VIEW_PROCFS))
-		goto einval;
-	if (q->pidns_fd && !(q->view & FDMAP_VIEW_PIDNS))
-		goto einval;
-	if (q->view & FDMAP_VIEW_PROCFS) {
-		e = view_errno(c->view);
-		if (e) {
-			c->want_err = e;
-			return;
-		}
-	}
-	if (q->view & FDMAP_VIEW_PIDNS) {
-		e = pidns_errno(q->pidns_fd);
-		if (e) {
-			c->want_err = e;
-			return;
-		}
+	e = view_fields_errno(c, q->procfs_fd, q->pidns_fd, q->pidns_id);
+	if (e) {
+		c->want_err = e;
+		return;
 	}
 	e = target_errno(c, 1, &alt);
 	if (e) {
@@ -866,23 +904,12 @@ static void build_pidmap(struct call *c)
 		q->scope = below(4);
 	else
 		q->scope = chance(50) ? 4 + below(10) : (uint32_t)rnd();
-	q->filter = below(4);
-	if (chance(8))
-		q->filter = (q->filter & ~PIDMAP_VIEW_PROCFS) | PIDMAP_VIEW_PIDNS;
+	q->filter = below(2);
 	if (chance(4))
-		q->filter |= (uint32_t)rnd() & ~3U;
-	if (q->filter & PIDMAP_VIEW_PIDNS || chance(10))
-		q->pidns_fd = pick_pidns_fd();
+		q->filter |= (uint32_t)rnd() & ~1U;
 	if (chance(20))
 		q->__reserved = 1 + below(1000);
-	if (q->filter & PIDMAP_VIEW_PROCFS || chance(3)) {
-		c->view = q->filter & PIDMAP_VIEW_PROCFS ? pick_view() : V_PROC;
-		if (c->view == V_NONE)
-			c->view = V_PROC;
-		q->procfs_fd = vfd[c->view];
-	} else {
-		c->view = V_NONE;
-	}
+	pick_view_fields(c, &q->procfs_fd, &q->pidns_fd, &q->pidns_id);
 	c->tgt = T_SELF;
 	if (q->scope == PIDMAP_SCOPE_THREADS || q->scope == PIDMAP_SCOPE_CHILDREN) {
 		c->tgt = below(T_NR);
@@ -940,19 +967,9 @@ static void build_fdmap(struct call *c)
 	case 6: q->first_fd = chance(50) ? INT32_MAX : UINT32_MAX; break;
 	default: q->first_fd = below(1100); break;
 	}
-	q->view = chance(50) ? FDMAP_VIEW_PROCFS : chance(20) ? FDMAP_VIEW_PIDNS : 0;
-	if (chance(4))
-		q->view |= (uint32_t)rnd() & ~1U;
-	if (q->view & FDMAP_VIEW_PROCFS || chance(3)) {
-		c->view = q->view & FDMAP_VIEW_PROCFS ? pick_view() : V_PROC;
-		if (c->view == V_NONE)
-			c->view = V_PROC;
-		q->procfs_fd = vfd[c->view];
-	} else {
-		c->view = V_NONE;
-	}
-	if (q->view & FDMAP_VIEW_PIDNS || chance(3))
-		q->pidns_fd = pick_pidns_fd();
+	if (chance(10))
+		q->__reserved = 1 + below(1000);
+	pick_view_fields(c, &q->procfs_fd, &q->pidns_fd, &q->pidns_id);
 	c->elem = 4;
 }
 

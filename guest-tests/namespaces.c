@@ -23,7 +23,7 @@
  * /proc/PID/task/TID/status) and checks that each level's listing is
  * exactly the ids of the tasks inside that level: no pid from outside,
  * by identity rather than by number; and that the same listings through
- * each level's procfs mount as the view (PIDMAP_VIEW_PROCFS on
+ * each level's procfs mount as the view (procfs_fd on
  * /proc/<its init>/root/proc) are that level's ids too.
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */

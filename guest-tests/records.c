@@ -5,7 +5,7 @@
  * cover: pidmap_info_test compares every field through every hidepid=
  * procfs view, but the default view's records only as a set).
  *
- * The default view (no PIDMAP_VIEW_PROCFS) is the caller's pid namespace
+ * The default view (no procfs_fd) is the caller's pid namespace
  * under ptrace's own rule: root sees every task, a user only the tasks it
  * may ptrace (PTRACE_MODE_READ).  What such a view shows, procfs shows with
  * hidepid=ptraceable, so the reference mount is /proc (hidepid=off) for

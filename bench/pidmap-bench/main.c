@@ -12,7 +12,7 @@
  * until 0 + close; bytes are getdents64's return values).
  *
  * Every call lists through the view of this process's /proc (struct
- * pidmap_req.procfs_fd with PIDMAP_VIEW_PROCFS, fdmap's FDMAP_VIEW_PROCFS),
+ * pidmap_req.procfs_fd, and fdmap_req's),
  * as the crate does, so each side sees what the walk sees; the refresh
  * cases also time the records in the default view.  An enumeration calls
  * until the call returns 0, as the man pages say, with the cursor of the

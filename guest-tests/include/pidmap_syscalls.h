@@ -16,10 +16,11 @@
  * (PROCS, TASKS, THREADS, CHILDREN) instead of mode flags; an exclusive
  * cursor (last_id: the last id the previous call returned, 0 to start);
  * a target only for THREADS and CHILDREN, and only as a pidfd (or
- * PIDFD_SELF_THREAD / PIDFD_SELF_THREAD_GROUP); a procfs view only with
- * PIDMAP_VIEW_PROCFS and an fd opened for reading on a procfs root. fdmap
- * takes a struct fdmap_req: a pidfd, an inclusive first_fd, and the same
- * view. Every call takes size_t nr (at most 1,000,000, else EOVERFLOW) and
+ * PIDFD_SELF_THREAD / PIDFD_SELF_THREAD_GROUP); the view named by the
+ * one non-zero field of procfs_fd (an fd opened for reading on a procfs
+ * root), pidns_fd or pidns_id (a pid namespace), as listmount(2) names its
+ * namespace. fdmap takes a struct fdmap_req: a pidfd, an inclusive
+ * first_fd, and the same three view fields. Every call takes size_t nr (at most 1,000,000, else EOVERFLOW) and
  * flags that must be 0.
  */
 #ifndef PIDMAP_SYSCALLS_H
@@ -28,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -54,6 +56,11 @@
 #define __NR_pidfd_open 434
 #endif
 
+/* nsfs: a namespace's id, as listns(2) lists it (Linux 6.18's <linux/nsfs.h>) */
+#ifndef NS_GET_ID
+#define NS_GET_ID _IOR(0xb7, 13, __u64)
+#endif
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD 0x80 /* O_EXCL on x86 and arm64 */
 #endif
@@ -75,6 +82,9 @@
 _Static_assert(sizeof(struct pidmap_req) == PIDMAP_REQ_SIZE_VER0, "pidmap_req layout");
 _Static_assert(sizeof(struct pidmap_info) == PIDMAP_INFO_SIZE_VER0, "pidmap_info layout");
 _Static_assert(sizeof(struct fdmap_req) == FDMAP_REQ_SIZE_VER0, "fdmap_req layout");
+_Static_assert(offsetof(struct pidmap_req, info_mask) == 32, "pidmap_req info_mask offset");
+_Static_assert(offsetof(struct pidmap_req, pidns_id) == 48, "pidmap_req pidns_id offset");
+_Static_assert(offsetof(struct fdmap_req, pidns_id) == 24, "fdmap_req pidns_id offset");
 _Static_assert(offsetof(struct pidmap_info, utime_ns) == 64, "pidmap_info utime_ns offset");
 _Static_assert(offsetof(struct pidmap_info, rss_bytes) == 88, "pidmap_info rss_bytes offset");
 _Static_assert(offsetof(struct pidmap_info, comm) == 104, "pidmap_info comm offset");
@@ -122,8 +132,8 @@ static inline int sys_pidfd_open(pid_t pid, unsigned int flags)
  * A pidmap request: @scope, the ids after @last_id, of @pidfd's group
  * (THREADS and CHILDREN; 0 for PROCS and TASKS), through the procfs
  * mount of @view_fd (an fd opened for reading on its root) when
- * @view_fd > 0, else the default view; @filter: PIDMAP_FILTER_* bits
- * (PIDMAP_VIEW_PROCFS is added from @view_fd).
+ * @view_fd > 0 (its procfs_fd), else the default view; @filter:
+ * PIDMAP_FILTER_* bits.
  */
 static inline void pidmap_req_init(struct pidmap_req *req, __u32 scope, int pidfd, int view_fd,
 				   __u32 filter, __u64 last_id)
@@ -133,10 +143,8 @@ static inline void pidmap_req_init(struct pidmap_req *req, __u32 scope, int pidf
 	req->scope = scope;
 	req->last_id = last_id;
 	req->pidfd = pidfd;
-	if (view_fd > 0) {
+	if (view_fd > 0)
 		req->procfs_fd = view_fd;
-		filter |= PIDMAP_VIEW_PROCFS;
-	}
 	req->filter = filter;
 }
 
@@ -172,10 +180,8 @@ static inline long fdmap_list(int pidfd, int view_fd, __u32 first_fd, int *fds, 
 	req.size = sizeof(req);
 	req.pidfd = pidfd;
 	req.first_fd = first_fd;
-	if (view_fd > 0) {
-		req.view = FDMAP_VIEW_PROCFS;
+	if (view_fd > 0)
 		req.procfs_fd = view_fd;
-	}
 	return sys_fdmap(&req, fds, nr, 0);
 }
 

@@ -52,12 +52,14 @@
 
 _Static_assert(sizeof(void *) == 4, "compat32 must be built 32-bit");
 _Static_assert(sizeof(struct pidmap_info) == 200, "pidmap_info is 200 bytes on i386");
-_Static_assert(sizeof(struct pidmap_req) == 48, "pidmap_req is 48 bytes on i386");
-_Static_assert(sizeof(struct fdmap_req) == 24, "fdmap_req is 24 bytes on i386");
+_Static_assert(sizeof(struct pidmap_req) == 56, "pidmap_req is 56 bytes on i386");
+_Static_assert(sizeof(struct fdmap_req) == 32, "fdmap_req is 32 bytes on i386");
 /* The 64-bit offsets: every __u64 is 8-aligned in the struct itself. */
 _Static_assert(offsetof(struct pidmap_req, last_id) == 8, "last_id offset");
 _Static_assert(offsetof(struct pidmap_req, info_mask) == 32, "info_mask offset");
-_Static_assert(offsetof(struct pidmap_req, pidns_fd) == 40, "pidns_fd offset");
+_Static_assert(offsetof(struct pidmap_req, procfs_fd) == 40, "procfs_fd offset");
+_Static_assert(offsetof(struct pidmap_req, pidns_id) == 48, "pidns_id offset");
+_Static_assert(offsetof(struct fdmap_req, pidns_id) == 24, "fdmap pidns_id offset");
 _Static_assert(offsetof(struct pidmap_info, utime_ns) == 64, "utime_ns offset");
 _Static_assert(offsetof(struct pidmap_info, state) == 96, "state offset");
 _Static_assert(offsetof(struct pidmap_info, min_flt) == 168, "min_flt offset");
@@ -398,9 +400,19 @@ static void errno_rows(pid_t root_child)
 	pr->filter = 1u << 5;
 	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
 	pr->filter = 0;
-	pr->procfs_fd = proc;	/* without PIDMAP_VIEW_PROCFS */
+	pr->__reserved = 1;
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->__reserved = 0;
+	pr->procfs_fd = proc;	/* two views */
+	pr->pidns_id = 1;
 	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
 	pr->procfs_fd = 0;
+	pr->pidns_fd = proc;	/* one namespace named twice */
+	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
+	pr->pidns_fd = 0;
+	pr->pidns_id = ~0ULL;	/* no such namespace */
+	EXPECT_ERR(ENOENT, sys_pidmap(pr, ids, 64, 0));
+	pr->pidns_id = 0;
 	pr->pidfd = pidfd;	/* a target for PROCS */
 	EXPECT_ERR(EINVAL, sys_pidmap(pr, ids, 64, 0));
 	pr->scope = PIDMAP_SCOPE_TASKS;
@@ -422,15 +434,19 @@ static void errno_rows(pid_t root_child)
 	fr->size = sizeof(*fr);
 	fr->pidfd = PIDFD_SELF_THREAD_GROUP;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0x80000000u));
-	fr->pidns_fd = 1;	/* without FDMAP_VIEW_PIDNS */
+	fr->__reserved = 1;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
-	fr->pidns_fd = 0;
-	fr->view = 1u << 4;
-	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
-	fr->view = 0;
-	fr->procfs_fd = proc;	/* without FDMAP_VIEW_PROCFS */
+	fr->__reserved = 0;
+	fr->procfs_fd = proc;	/* two views */
+	fr->pidns_fd = 1;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
 	fr->procfs_fd = 0;
+	fr->pidns_id = 1;	/* one namespace named twice */
+	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
+	fr->pidns_fd = 0;
+	fr->pidns_id = ~0ULL;	/* no such namespace */
+	EXPECT_ERR(ENOENT, sys_fdmap(fr, fds, 64, 0));
+	fr->pidns_id = 0;
 	fr->size = FDMAP_REQ_SIZE_VER0 - 4;
 	EXPECT_ERR(EINVAL, sys_fdmap(fr, fds, 64, 0));
 	EXPECT_ERR(EINVAL, fdmap_list(PIDFD_SELF_THREAD_GROUP, root, 0, fds, 64));

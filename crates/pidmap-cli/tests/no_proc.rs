@@ -23,7 +23,7 @@ mod raw_probe;
 use raw_probe::{kernel_has_pidmap, NR_PIDMAP_INFO};
 
 /// Whether `pidmap_info(2)` answers, asked with a raw syscall: a valid
-/// `PIDMAP_SCOPE_PROCS` request (struct `pidmap_req`, 48 bytes, `info_size`
+/// `PIDMAP_SCOPE_PROCS` request (struct `pidmap_req`, 56 bytes, `info_size`
 /// 200) with count 0 answers 0.
 fn kernel_has_task_records() -> bool {
     if !kernel_has_pidmap() {
@@ -31,11 +31,11 @@ fn kernel_has_task_records() -> bool {
         // issues the number.
         return false;
     }
-    // size, scope, last_id (2), pidfd, procfs_fd, filter, info_size,
-    // info_mask (2), pidns_fd, __reserved.
-    let req: [u32; 12] = [48, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0];
+    // size, scope, last_id (2), pidfd, filter, info_size, __reserved,
+    // info_mask (2), procfs_fd, pidns_fd, pidns_id (2).
+    let req: [u32; 14] = [56, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0, 0];
     let mut room = [0u64; 25];
-    // SAFETY: a readable 48-byte request; a writable 200-byte buffer and
+    // SAFETY: a readable 56-byte request; a writable 200-byte buffer and
     // count 0, so nothing is written.
     let r = unsafe {
         libc::syscall(

@@ -39,7 +39,7 @@
 //! show more. Whenever the proc root (default `/proc`, see
 //! [`Builder::proc_root`]) is the root of a procfs mount, the syscall
 //! backend passes its fd (opened `O_RDONLY | O_DIRECTORY`) as the view
-//! (`PIDMAP_VIEW_PROCFS`, `FDMAP_VIEW_PROCFS`), so an unprivileged listing
+//! (the requests' `procfs_fd`), so an unprivileged listing
 //! shows exactly what `ls /proc` shows. Without a mounted `/proc` the
 //! kernel's default view applies: ptrace's own rule per task.
 //!

@@ -1,12 +1,11 @@
 //! The procfs mount a handle reads (fallback) or names as the view of
-//! pidmap(2), pidmap_info(2) and fdmap(2) (`PIDMAP_VIEW_PROCFS`,
-//! `FDMAP_VIEW_PROCFS`).
+//! pidmap(2), pidmap_info(2) and fdmap(2) (their requests' `procfs_fd`).
 
 #[cfg(feature = "fallback")]
 use std::ffi::CStr;
 #[cfg(feature = "fallback")]
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
@@ -42,6 +41,13 @@ impl ProcRoot {
             }
             e => Error::io(context(), e.into()),
         })?;
+        // The calls read a view fd of 0 as "no view" (as listmount(2)
+        // reads mnt_ns_fd): with stdin closed the root must move up.
+        let fd = if fd.as_raw_fd() == 0 {
+            rustix::io::fcntl_dupfd_cloexec(&fd, 1).map_err(|e| Error::io(context(), e.into()))?
+        } else {
+            fd
+        };
         let st = rustix::fs::fstatfs(&fd).map_err(|e| Error::io(context(), e.into()))?;
         if st.f_type != rustix::fs::PROC_SUPER_MAGIC {
             return Err(Error::ProcNotMounted(path.to_path_buf()));

@@ -163,7 +163,7 @@ impl Enumeration<'_> {
         self.target().id()
     }
 
-    /// pidmap(2)'s scope and filter (without `PIDMAP_VIEW_PROCFS`); the
+    /// pidmap(2)'s scope and filter (the view is its own field); the
     /// target is resolved to a pidfd by the caller.
     pub(crate) fn pidmap_args(q: Query<'_>) -> Result<(u32, u32)> {
         let scope = match q.listing {

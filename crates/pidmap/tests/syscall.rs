@@ -244,7 +244,7 @@ fn iterator_batches_across_syscalls() {
     assert!(parked.tids.iter().all(|t| got.binary_search(t).is_ok()));
 }
 
-/// `struct pidmap_req` (48 bytes), written out here from the uapi
+/// `struct pidmap_req` (56 bytes), written out here from the uapi
 /// header rather than taken from the crate.
 #[derive(Clone, Copy, Default)]
 struct Req {
@@ -252,12 +252,13 @@ struct Req {
     scope: u32,
     last_id: u64,
     pidfd: i32,
-    procfs_fd: i32,
     filter: u32,
     info_size: u32,
-    info_mask: u64,
-    pidns_fd: i32,
     reserved: u32,
+    info_mask: u64,
+    procfs_fd: i32,
+    pidns_fd: i32,
+    pidns_id: u64,
 }
 
 impl Req {
@@ -267,37 +268,40 @@ impl Req {
             &self.scope.to_ne_bytes(),
             &self.last_id.to_ne_bytes(),
             &self.pidfd.to_ne_bytes(),
-            &self.procfs_fd.to_ne_bytes(),
             &self.filter.to_ne_bytes(),
             &self.info_size.to_ne_bytes(),
-            &self.info_mask.to_ne_bytes(),
-            &self.pidns_fd.to_ne_bytes(),
             &self.reserved.to_ne_bytes(),
+            &self.info_mask.to_ne_bytes(),
+            &self.procfs_fd.to_ne_bytes(),
+            &self.pidns_fd.to_ne_bytes(),
+            &self.pidns_id.to_ne_bytes(),
         ]
         .concat()
     }
 }
 
-/// `struct fdmap_req` (24 bytes).
+/// `struct fdmap_req` (32 bytes).
 #[derive(Clone, Copy, Default)]
 struct FdReq {
     size: u32,
     pidfd: i32,
     first_fd: u32,
-    view: u32,
+    reserved: u32,
     procfs_fd: i32,
     pidns_fd: i32,
+    pidns_id: u64,
 }
 
 impl FdReq {
     fn bytes(&self) -> Vec<u8> {
         [
-            self.size.to_ne_bytes(),
-            self.pidfd.to_ne_bytes(),
-            self.first_fd.to_ne_bytes(),
-            self.view.to_ne_bytes(),
-            self.procfs_fd.to_ne_bytes(),
-            self.pidns_fd.to_ne_bytes(),
+            &self.size.to_ne_bytes()[..],
+            &self.pidfd.to_ne_bytes(),
+            &self.first_fd.to_ne_bytes(),
+            &self.reserved.to_ne_bytes(),
+            &self.procfs_fd.to_ne_bytes(),
+            &self.pidns_fd.to_ne_bytes(),
+            &self.pidns_id.to_ne_bytes(),
         ]
         .concat()
     }
@@ -310,8 +314,6 @@ const NR_PIDMAP_INFO_I: i64 = 474;
 const NR_FDMAP_I: i64 = 475;
 const SCOPE_PROCS: u32 = 0;
 const SCOPE_THREADS: u32 = 2;
-const VIEW_PROCFS: u32 = 1 << 1;
-const FD_VIEW_PROCFS: u32 = 1 << 0;
 const SELF_THREAD: i32 = -10000;
 const SELF_THREAD_GROUP: i32 = -10001;
 /// `sizeof(struct pidmap_info)`, `PIDMAP_INFO_SIZE_VER0`.
@@ -396,7 +398,7 @@ fn raw_abi_errors() {
     }
     let mut b = [0u32; 8];
     let ok = Req {
-        size: 48,
+        size: 56,
         scope: SCOPE_PROCS,
         ..Req::default()
     };
@@ -411,7 +413,7 @@ fn raw_abi_errors() {
         e(raw_call(
             NR_FDMAP_I,
             &FdReq {
-                size: 24,
+                size: 32,
                 ..FdReq::default()
             }
             .bytes(),
@@ -455,14 +457,37 @@ fn raw_abi_errors() {
         "filter"
     );
     assert_eq!(
-        e(pidmap_raw(Req { size: 32, ..ok }, &mut b)),
+        e(pidmap_raw(Req { size: 48, ..ok }, &mut b)),
         Some(libc::EINVAL),
         "size below VER0"
     );
     assert_eq!(
-        e(pidmap_raw(Req { procfs_fd: 3, ..ok }, &mut b)),
+        e(pidmap_raw(Req { reserved: 1, ..ok }, &mut b)),
         Some(libc::EINVAL),
-        "procfs_fd without the view bit"
+        "__reserved"
+    );
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                pidns_fd: 3,
+                pidns_id: 1,
+                ..ok
+            },
+            &mut b
+        )),
+        Some(libc::EINVAL),
+        "a pid namespace named twice"
+    );
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                pidns_id: u64::MAX,
+                ..ok
+            },
+            &mut b
+        )),
+        Some(libc::ENOENT),
+        "no such pid namespace id"
     );
     assert_eq!(
         e(pidmap_raw(
@@ -491,16 +516,16 @@ fn raw_abi_errors() {
         Some(libc::EINVAL),
         "info_mask for pidmap(2)"
     );
-    // A longer struct than the kernel's 48 bytes: zero tail accepted,
+    // A longer struct than the kernel's 56 bytes: zero tail accepted,
     // non-zero tail E2BIG.
     let mut long = ok.bytes();
-    long[0..4].copy_from_slice(&56u32.to_ne_bytes());
+    long[0..4].copy_from_slice(&64u32.to_ne_bytes());
     long.extend_from_slice(&[0; 8]);
     assert!(
         raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0).is_ok(),
         "zero tail"
     );
-    long[52] = 1;
+    long[60] = 1;
     assert_eq!(
         e(raw_call(NR_PIDMAP_I, &long, &mut [0; 32], 4, 0)),
         Some(libc::E2BIG),
@@ -511,7 +536,6 @@ fn raw_abi_errors() {
     let file = std::fs::File::open("/").unwrap();
     let view = |fd: i32| Req {
         procfs_fd: fd,
-        filter: VIEW_PROCFS,
         ..ok
     };
     assert_eq!(
@@ -543,6 +567,30 @@ fn raw_abi_errors() {
     );
     let proc = std::fs::File::open("/proc").unwrap();
     assert!(pidmap_raw(view(proc.as_raw_fd()), &mut b).unwrap() > 0);
+    // Two views at once: EINVAL.
+    let own_ns = std::fs::File::open("/proc/self/ns/pid").unwrap();
+    assert!(
+        pidmap_raw(
+            Req {
+                pidns_fd: own_ns.as_raw_fd(),
+                ..ok
+            },
+            &mut b
+        )
+        .unwrap()
+            > 0
+    );
+    assert_eq!(
+        e(pidmap_raw(
+            Req {
+                pidns_fd: own_ns.as_raw_fd(),
+                ..view(proc.as_raw_fd())
+            },
+            &mut b
+        )),
+        Some(libc::EINVAL),
+        "procfs and pid namespace views"
+    );
     // Targets: pidfds only.
     let threads = Req {
         scope: SCOPE_THREADS,
@@ -614,34 +662,42 @@ fn raw_abi_errors() {
         Some(libc::ESRCH),
         "reaped"
     );
-    // fdmap: a stray pidns_fd, unknown view bits and a stray procfs_fd
-    // are EINVAL, a non-pidfd EBADF.
+    // fdmap: __reserved, two views and a namespace named twice are
+    // EINVAL, a non-pidfd EBADF.
     let fok = FdReq {
-        size: 24,
+        size: 32,
         pidfd: SELF_THREAD_GROUP,
         ..FdReq::default()
     };
     let mut fds = [0i32; 8];
     assert_eq!(
-        e(fdmap_raw(FdReq { pidns_fd: 1, ..fok }, &mut fds)),
+        e(fdmap_raw(FdReq { reserved: 4, ..fok }, &mut fds)),
         Some(libc::EINVAL),
-        "pidns_fd without FDMAP_VIEW_PIDNS"
-    );
-    assert_eq!(
-        e(fdmap_raw(FdReq { view: 4, ..fok }, &mut fds)),
-        Some(libc::EINVAL),
-        "view bit"
+        "__reserved"
     );
     assert_eq!(
         e(fdmap_raw(
             FdReq {
-                procfs_fd: 3,
+                procfs_fd: proc.as_raw_fd(),
+                pidns_fd: own_ns.as_raw_fd(),
                 ..fok
             },
             &mut fds
         )),
         Some(libc::EINVAL),
-        "procfs_fd without view"
+        "two views"
+    );
+    assert_eq!(
+        e(fdmap_raw(
+            FdReq {
+                pidns_fd: own_ns.as_raw_fd(),
+                pidns_id: 1,
+                ..fok
+            },
+            &mut fds
+        )),
+        Some(libc::EINVAL),
+        "a pid namespace named twice"
     );
     assert_eq!(
         e(fdmap_raw(
@@ -658,7 +714,6 @@ fn raw_abi_errors() {
     let pidfd = Target::open_pidfd(Pid::this_process()).unwrap();
     let by_pidfd = FdReq {
         pidfd: pidfd.as_raw_fd(),
-        view: FD_VIEW_PROCFS,
         procfs_fd: proc.as_raw_fd(),
         ..fok
     };
@@ -686,7 +741,7 @@ fn raw_cursor_and_records() {
     }
     let parked = ParkedThreads::spawn(4);
     let threads = Req {
-        size: 48,
+        size: 56,
         scope: SCOPE_THREADS,
         pidfd: SELF_THREAD_GROUP,
         ..Req::default()

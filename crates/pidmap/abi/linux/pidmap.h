@@ -12,8 +12,6 @@
 
 /* struct pidmap_req.filter bits */
 #define PIDMAP_FILTER_NO_KTHREADS	(1U << 0) /* leave kernel threads out */
-#define PIDMAP_VIEW_PROCFS		(1U << 1) /* procfs_fd is the view */
-#define PIDMAP_VIEW_PIDNS		(1U << 2) /* pidns_fd is the view */
 
 /**
  * struct pidmap_req - the request of pidmap(2)
@@ -22,33 +20,35 @@
  * @last_id: the last id returned by the previous call, 0 to start
  * @pidfd: PIDMAP_SCOPE_THREADS and PIDMAP_SCOPE_CHILDREN: a pidfd of the
  *	target (or PIDFD_SELF_THREAD, PIDFD_SELF_THREAD_GROUP); else 0
- * @procfs_fd: with PIDMAP_VIEW_PROCFS, an fd opened on the root of a
- *	procfs mount: its pid namespace and hidepid=/gid= are the view;
- *	else 0
- * @filter: PIDMAP_FILTER_* bits, and at most one PIDMAP_VIEW_* bit
+ * @filter: PIDMAP_FILTER_* bits
  * @info_size: pidmap_info(2): sizeof(struct pidmap_info) as the caller
  *	was built; pidmap(2): 0
+ * @__reserved: 0
  * @info_mask: pidmap_info(2): the PIDMAP_INFO_* fields wanted;
  *	pidmap(2): 0
- * @pidns_fd: with PIDMAP_VIEW_PIDNS, an fd of a pid namespace
- *	(/proc/PID/ns/pid), the caller's or a descendant of it: the default
- *	view, in that namespace; else 0
- * @__reserved: 0
+ * @procfs_fd: an fd opened for reading on the root of a procfs mount:
+ *	its pid namespace and hidepid=/gid= are the view; 0: none
+ * @pidns_fd: an fd of a pid namespace (/proc/PID/ns/pid), the caller's or
+ *	a descendant of it: the default view, in that namespace; 0: none
+ * @pidns_id: the nsfs id of such a pid namespace (NS_GET_ID, listns(2)),
+ *	as listmount(2)'s mnt_ns_id; 0: none. At most one of @pidns_fd and
+ *	@pidns_id, and not with @procfs_fd; none: the caller's pid namespace
  */
 struct pidmap_req {
 	__u32 size;
 	__u32 scope;
 	__u64 last_id;
 	__s32 pidfd;
-	__s32 procfs_fd;
 	__u32 filter;
 	__u32 info_size;
-	__u64 info_mask;
-	__s32 pidns_fd;
 	__u32 __reserved;
+	__u64 info_mask;
+	__u32 procfs_fd;
+	__u32 pidns_fd;
+	__u64 pidns_id;
 };
 
-#define PIDMAP_REQ_SIZE_VER0	48 /* sizeof first published struct */
+#define PIDMAP_REQ_SIZE_VER0	56 /* sizeof first published struct */
 
 /* struct pidmap_info.mask and pidmap_req.info_mask bits */
 #define PIDMAP_INFO_ID		(1ULL << 0)	/* tid, tgid, pidfs_id: always */

@@ -50,7 +50,7 @@ impl Builder {
     }
 
     /// The procfs mount to use instead of `/proc`: read by the fallback,
-    /// and passed to pidmap(2) as its view (`PIDMAP_VIEW_PROCFS`: that mount's
+    /// and passed to pidmap(2) as its view (`procfs_fd`: that mount's
     /// pid namespace, `hidepid=` and `gid=`). An explicit root that is not
     /// a procfs is an error with either backend; the default `/proc`
     /// missing is an error only for the fallback (pidmap(2) then uses the
@@ -371,14 +371,14 @@ impl Pidmap {
         Ok(root)
     }
 
-    /// The procfs view of a request: the proc root's fd (opened
-    /// `O_RDONLY | O_DIRECTORY`, never `O_PATH`, which the kernel refuses)
-    /// and whether there is one.
-    fn view(&self) -> (i32, bool) {
-        match &self.root {
-            Some(root) => (root.fd().as_raw_fd(), true),
-            None => (0, false),
-        }
+    /// The procfs view of a request, its `procfs_fd`: the proc root's fd
+    /// (opened `O_RDONLY | O_DIRECTORY`, never `O_PATH`, which the kernel
+    /// refuses, and never 0), or 0 for the kernel's default view.
+    fn view(&self) -> u32 {
+        self.root
+            .as_ref()
+            .and_then(|root| u32::try_from(root.fd().as_raw_fd()).ok())
+            .unwrap_or(0)
     }
 
     /// The pidfd argument for `what`'s target: opened here for a pid, once
@@ -395,15 +395,13 @@ impl Pidmap {
     /// this handle's procfs view and the target's pidfd.
     fn pidmap_req(&self, q: Query<'_>, pidfd: i32, last_id: u64) -> Result<sys::PidmapReq> {
         let (scope, filter) = Enumeration::pidmap_args(q)?;
-        let (procfs_fd, view) = self.view();
-        let view = if view { sys::PIDMAP_VIEW_PROCFS } else { 0 };
         Ok(sys::PidmapReq {
             size: sys::req_size::<sys::PidmapReq>(),
             scope,
             last_id,
             pidfd,
-            procfs_fd,
-            filter: filter | view,
+            procfs_fd: self.view(),
+            filter,
             ..sys::PidmapReq::default()
         })
     }
@@ -427,14 +425,12 @@ impl Pidmap {
                 sys::list_ids(&req, bytemuck::cast_slice_mut(buf))
             }
             Enumeration::Fds(_) => {
-                let (procfs_fd, view) = self.view();
                 let req = sys::FdmapReq {
                     size: sys::req_size::<sys::FdmapReq>(),
                     pidfd,
                     first_fd: start,
-                    view: if view { sys::FDMAP_VIEW_PROCFS } else { 0 },
-                    procfs_fd,
-                    pidns_fd: 0,
+                    procfs_fd: self.view(),
+                    ..sys::FdmapReq::default()
                 };
                 sys::list_fds(&req, buf)
             }

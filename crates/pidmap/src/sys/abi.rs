@@ -13,11 +13,9 @@ pub(crate) const PIDMAP_SCOPE_PROCS: u32 = 0;
 pub(crate) const PIDMAP_SCOPE_TASKS: u32 = 1;
 pub(crate) const PIDMAP_SCOPE_THREADS: u32 = 2;
 pub(crate) const PIDMAP_SCOPE_CHILDREN: u32 = 3;
-// `struct pidmap_req.filter` bits.
+// `struct pidmap_req.filter` bits. The view is not a bit: it is the
+// naming field that is non-zero (`procfs_fd`, `pidns_fd`, `pidns_id`).
 pub(crate) const PIDMAP_FILTER_NO_KTHREADS: u32 = 1 << 0;
-pub(crate) const PIDMAP_VIEW_PROCFS: u32 = 1 << 1;
-// `struct fdmap_req.view` bits.
-pub(crate) const FDMAP_VIEW_PROCFS: u32 = 1 << 0;
 
 // `struct pidmap_info.mask` / `req->info_mask` bits.
 pub(crate) const PIDMAP_INFO_ID: u64 = 1 << 0;
@@ -79,18 +77,19 @@ pub(crate) struct PidmapReq {
     pub last_id: u64,
     /// THREADS, CHILDREN: a pidfd or `PIDFD_SELF_*`; else 0.
     pub pidfd: i32,
-    /// With `PIDMAP_VIEW_PROCFS`: the procfs root fd; else 0.
-    pub procfs_fd: i32,
-    /// `PIDMAP_FILTER_NO_KTHREADS`, `PIDMAP_VIEW_PROCFS`.
+    /// `PIDMAP_FILTER_NO_KTHREADS`.
     pub filter: u32,
     /// pidmap_info(2): `size_of::<PidmapInfo>()`; pidmap(2): 0.
     pub info_size: u32,
+    pub reserved: u32,
     /// pidmap_info(2): the `PIDMAP_INFO_*` fields wanted; pidmap(2): 0.
     pub info_mask: u64,
-    /// With `PIDMAP_VIEW_PIDNS`: a pid namespace fd; else 0 (the crate
-    /// never names one).
-    pub pidns_fd: i32,
-    pub reserved: u32,
+    /// The procfs root fd of the view; 0: none.
+    pub procfs_fd: u32,
+    /// A pid namespace fd; 0: none (the crate never names one).
+    pub pidns_fd: u32,
+    /// A pid namespace's nsfs id; 0: none (the crate never names one).
+    pub pidns_id: u64,
 }
 
 /// `struct pidmap_info`, `PIDMAP_INFO_SIZE_VER0`: one task record.
@@ -200,25 +199,25 @@ pub(crate) struct FdmapReq {
     pub pidfd: i32,
     /// The first fd listed (inclusive).
     pub first_fd: u32,
-    /// `FDMAP_VIEW_PROCFS` or 0.
-    pub view: u32,
-    /// With `FDMAP_VIEW_PROCFS`: the procfs root fd; else 0.
-    pub procfs_fd: i32,
-    /// With `FDMAP_VIEW_PIDNS`: a pid namespace fd; else 0 (the crate
-    /// never names one).
-    pub pidns_fd: i32,
+    pub reserved: u32,
+    /// The procfs root fd of the view; 0: none.
+    pub procfs_fd: u32,
+    /// A pid namespace fd; 0: none (the crate never names one).
+    pub pidns_fd: u32,
+    /// A pid namespace's nsfs id; 0: none (the crate never names one).
+    pub pidns_id: u64,
 }
 
-pub(crate) const PIDMAP_REQ_SIZE_VER0: u32 = 48;
-pub(crate) const FDMAP_REQ_SIZE_VER0: u32 = 24;
+pub(crate) const PIDMAP_REQ_SIZE_VER0: u32 = 56;
+pub(crate) const FDMAP_REQ_SIZE_VER0: u32 = 32;
 pub(crate) const PIDMAP_INFO_SIZE_VER0: u32 = 200;
 
 // The structs this crate was built with: each one's first version.
 const _: () = assert!(
-    size_of::<PidmapReq>() == 48
-        && PIDMAP_REQ_SIZE_VER0 == 48
-        && size_of::<FdmapReq>() == 24
-        && FDMAP_REQ_SIZE_VER0 == 24
+    size_of::<PidmapReq>() == 56
+        && PIDMAP_REQ_SIZE_VER0 == 56
+        && size_of::<FdmapReq>() == 32
+        && FDMAP_REQ_SIZE_VER0 == 32
         && size_of::<PidmapInfo>() == 200
         && PIDMAP_INFO_SIZE_VER0 == 200
 );
@@ -271,9 +270,10 @@ mod tests {
         v.extend(fields!(PidmapReq, "pidmap_req":
             size "size" false false, scope "scope" false false,
             last_id "last_id" false false, pidfd "pidfd" true false,
-            procfs_fd "procfs_fd" true false, filter "filter" false false,
-            info_size "info_size" false false, info_mask "info_mask" false false,
-            pidns_fd "pidns_fd" true false, reserved "__reserved" false false,
+            filter "filter" false false, info_size "info_size" false false,
+            reserved "__reserved" false false, info_mask "info_mask" false false,
+            procfs_fd "procfs_fd" false false, pidns_fd "pidns_fd" false false,
+            pidns_id "pidns_id" false false,
         ));
         v.extend(fields!(PidmapInfo, "pidmap_info":
             mask "mask" false false, supported_mask "supported_mask" false false,
@@ -291,8 +291,9 @@ mod tests {
         ));
         v.extend(fields!(FdmapReq, "fdmap_req":
             size "size" false false, pidfd "pidfd" true false,
-            first_fd "first_fd" false false, view "view" false false,
-            procfs_fd "procfs_fd" true false, pidns_fd "pidns_fd" true false,
+            first_fd "first_fd" false false, reserved "__reserved" false false,
+            procfs_fd "procfs_fd" false false, pidns_fd "pidns_fd" false false,
+            pidns_id "pidns_id" false false,
         ));
         v
     }
@@ -314,9 +315,7 @@ mod tests {
         ]
     }
 
-    /// Every define of the headers, with our value. PIDMAP_VIEW_PIDNS and
-    /// FDMAP_VIEW_PIDNS are the kernel's alone: the crate never names a
-    /// pid namespace.
+    /// Every define of the headers, with our value.
     fn our_defines() -> BTreeMap<&'static str, u64> {
         BTreeMap::from([
             ("PIDMAP_SCOPE_PROCS", PIDMAP_SCOPE_PROCS.into()),
@@ -327,8 +326,6 @@ mod tests {
                 "PIDMAP_FILTER_NO_KTHREADS",
                 PIDMAP_FILTER_NO_KTHREADS.into(),
             ),
-            ("PIDMAP_VIEW_PROCFS", PIDMAP_VIEW_PROCFS.into()),
-            ("PIDMAP_VIEW_PIDNS", 1 << 2),
             ("PIDMAP_REQ_SIZE_VER0", PIDMAP_REQ_SIZE_VER0.into()),
             ("PIDMAP_INFO_SIZE_VER0", PIDMAP_INFO_SIZE_VER0.into()),
             ("PIDMAP_INFO_ID", PIDMAP_INFO_ID),
@@ -349,8 +346,6 @@ mod tests {
             ("PIDMAP_TASK_USER_WORKER", PIDMAP_TASK_USER_WORKER.into()),
             ("PIDMAP_TASK_EXITING", PIDMAP_TASK_EXITING.into()),
             ("PIDMAP_TASK_FORKNOEXEC", PIDMAP_TASK_FORKNOEXEC.into()),
-            ("FDMAP_VIEW_PROCFS", FDMAP_VIEW_PROCFS.into()),
-            ("FDMAP_VIEW_PIDNS", 1 << 1),
             ("FDMAP_REQ_SIZE_VER0", FDMAP_REQ_SIZE_VER0.into()),
         ])
     }
@@ -592,6 +587,12 @@ mod tests {
                 "#define PIDMAP_INFO_NEW (1ULL << 13)\n#define PIDMAP_INFO_SIZE_VER0",
             ),
             ("fdmap.h", "__u32 first_fd;", "__s32 first_fd;"),
+            (
+                "fdmap.h",
+                "__u64 pidns_id;",
+                "__u32 pidns_id;\n\t__u32 pad;",
+            ),
+            ("pidmap.h", "__u32 procfs_fd;", "__s32 procfs_fd;"),
         ];
         let mut checked = 0;
         for (file, from, to) in changes {

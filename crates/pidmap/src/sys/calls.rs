@@ -115,12 +115,12 @@ mod tests {
             ..PidmapReq::default()
         };
         let ids = Ids::prepare(&asked);
-        assert_eq!((ids.size, ids.info_size, ids.info_mask), (48, 0, 0));
+        assert_eq!((ids.size, ids.info_size, ids.info_mask), (56, 0, 0));
         assert_eq!((ids.scope, ids.last_id), (3, 7));
         let records = Records::prepare(&asked);
         assert_eq!(
             (records.size, records.info_size, records.info_mask),
-            (48, 200, 0xff)
+            (56, 200, 0xff)
         );
         assert_eq!((records.scope, records.last_id), (3, 7));
         let fds = Fds::prepare(&FdmapReq {
@@ -128,7 +128,7 @@ mod tests {
             first_fd: 5,
             ..FdmapReq::default()
         });
-        assert_eq!((fds.size, fds.first_fd), (24, 5));
+        assert_eq!((fds.size, fds.first_fd), (32, 5));
     }
 
     /// Without the feature every wrapper answers ENOSYS without entering

@@ -32,8 +32,8 @@ impl Call {
     }
 }
 
-/// Make `call` as a probe does: a readable, valid request (48 bytes for
-/// pidmap(2), 24 for fdmap(2), sized by its first field), NULL buffer,
+/// Make `call` as a probe does: a readable, valid request (56 bytes for
+/// pidmap(2), 32 for fdmap(2), sized by its first field), NULL buffer,
 /// count 0 and a non-zero flags argument. A kernel with the call answers
 /// `EINVAL`, one without it `ENOSYS`, a seccomp filter maybe `EPERM`;
 /// `Ok` holds what a call that must fail returned anyway.
@@ -45,13 +45,13 @@ pub fn probe(call: Call) -> Result<libc::c_long, std::io::Error> {
     if cfg!(not(feature = "series-syscalls")) {
         return Err(std::io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    let mut req = [0u32; 12];
+    let mut req = [0u32; 14];
     req[0] = match call {
-        Call::Pidmap => 48,
-        Call::Fdmap => 24,
+        Call::Pidmap => 56,
+        Call::Fdmap => 32,
     };
     // SAFETY: pidmap(2) and fdmap(2) only read the request (at most its
-    // 48 bytes); the NULL buffer with count 0 is never written. A kernel
+    // 56 bytes); the NULL buffer with count 0 is never written. A kernel
     // without them says ENOSYS; the numbers are issued only in a build
     // that opted in to them.
     let r = unsafe {
