@@ -28,7 +28,7 @@ scrape() { wget -q -O /tmp/body."$1" "http://127.0.0.1:$2/metrics"; }
 	-gather-smaps=false -threads=true >/tmp/pe.log 2>&1 &
 PE=$!
 "$D/pidmap-exporter" --listen 127.0.0.1:19357 --config.path "$D/config.yml" \
-	>/tmp/ours.log 2>&1 &
+	-gather-smaps=false -threads=true >/tmp/ours.log 2>&1 &
 OURS=$!
 for port in 19356 19357; do
 	i=0
