@@ -26,18 +26,23 @@
  * call, between any two of its steps, instead of only when the host
  * happens to stop a vCPU there.
  *
- * PIDMAP_EXEC_RACE_STORMS targets (default 3) of PIDMAP_EXEC_RACE_EXECS
- * execs each (default 300), one after the other. PIDMAP_EXEC_RACE_CALLS
+ * It runs twice: as root, then as uid 65534 without capabilities listing
+ * a target of its own uid, so that every call also applies ptrace's rule
+ * (the same uids and a dumpable target) while de_thread() swaps the
+ * leader. Each pass is PIDMAP_EXEC_RACE_STORMS targets (default 3) of
+ * PIDMAP_EXEC_RACE_EXECS execs each (default 300), one after the other. PIDMAP_EXEC_RACE_CALLS
  * picks the calls by their first letters, "f", "t" and "r" (default "ftr":
  * fdmap, THREADS, records).
  */
 #include "pidmap_test.h"	/* first: it defines _GNU_SOURCE */
 
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define N_IDLE 2		/* besides the leader and the exec'ing thread */
@@ -208,10 +213,71 @@ static int storm(int memfd, int execs, struct counts *c)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* One pass of @storms targets; prints its counts, returns whether it failed. */
+static int pass(const char *who, int memfd, int storms, int execs)
 {
 	struct counts c = { 0 };
-	int storms, execs, memfd, i, failed = 0;
+	int i, failed = 0;
+
+	for (i = 0; i < storms; i++)
+		if (storm(memfd, execs, &c))
+			return 1;
+
+	pt_info("%s: %lu rounds of \"%s\" during %lu execs from a non-leader thread%s", who,
+		c.rounds, calls, c.execs, pinned ? ", the exec preempting the lister" : "");
+	if (c.fdmap_err) {
+		pt_err("%s: fdmap(process pidfd) failed in %lu of %lu rounds (last %s)", who,
+		       c.fdmap_err, c.rounds, pt_errname(c.fdmap_errno));
+		failed = 1;
+	}
+	if (c.threads_err || c.threads_noleader) {
+		pt_err("%s: pidmap(THREADS, process pidfd) failed in %lu and missed the tgid in %lu of %lu rounds (last %s)",
+		       who, c.threads_err, c.threads_noleader, c.rounds,
+		       pt_errname(c.threads_errno));
+		failed = 1;
+	}
+	if (c.info_err || c.info_noleader) {
+		pt_err("%s: pidmap_info(THREADS, process pidfd) failed in %lu and missed the tgid's record in %lu of %lu rounds (last %s)",
+		       who, c.info_err, c.info_noleader, c.rounds,
+		       pt_errname(c.info_errno));
+		failed = 1;
+	}
+	if (!failed)
+		printf("exec_race: %s: %lu rounds, %lu execs, no error\n", who, c.rounds, c.execs);
+	return failed;
+}
+
+/*
+ * The pass as uid 65534, in a child: no capability is left, so the calls
+ * decide by ptrace's rule; RLIMIT_RTPRIO, raised while root, keeps the
+ * exec'ing thread's SCHED_FIFO.
+ */
+static int pass_as_nobody(int memfd, int storms, int execs)
+{
+	struct rlimit rtprio = { 10, 10 };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		pt_die("fork");
+	if (!pid) {
+		if (setrlimit(RLIMIT_RTPRIO, &rtprio) || setgroups(0, NULL) ||
+		    setgid(65534) || setuid(65534))
+			pt_die("dropping to uid 65534: %s", strerror(errno));
+		if (prctl(PR_SET_DUMPABLE, 1))
+			pt_die("PR_SET_DUMPABLE");
+		_exit(pass("uid 65534", memfd, storms, execs));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+		pt_err("the uid 65534 pass ended abnormally (status %#x)", status);
+		return 1;
+	}
+	return WEXITSTATUS(status) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	int storms, execs, memfd, failed;
 	long splats0, splats;
 
 	pt_name = "exec_race";
@@ -229,6 +295,8 @@ int main(int argc, char **argv)
 	execs = pt_env_int("PIDMAP_EXEC_RACE_EXECS", 300);
 	if (storms < 1 || execs < 1)
 		pt_die("PIDMAP_EXEC_RACE_STORMS and _EXECS must be positive");
+	if (getuid() != 0)
+		pt_die("exec_race runs as root (it drops to uid 65534 for its second pass)");
 	splats0 = pt_count_splats();
 	alarm(900);
 
@@ -242,29 +310,8 @@ int main(int argc, char **argv)
 	snprintf(memfd_arg, sizeof(memfd_arg), "%d", memfd);
 	place(SCHED_OTHER, 0);
 
-	for (i = 0; i < storms; i++)
-		if (storm(memfd, execs, &c))
-			return KSFT_FAIL;
-
-	pt_info("%lu rounds of \"%s\" during %lu execs from a non-leader thread%s", c.rounds,
-		calls, c.execs, pinned ? ", the exec preempting the lister" : "");
-	if (c.fdmap_err) {
-		pt_err("fdmap(process pidfd) failed in %lu of %lu rounds (last %s)",
-		       c.fdmap_err, c.rounds, pt_errname(c.fdmap_errno));
-		failed = 1;
-	}
-	if (c.threads_err || c.threads_noleader) {
-		pt_err("pidmap(THREADS, process pidfd) failed in %lu and missed the tgid in %lu of %lu rounds (last %s)",
-		       c.threads_err, c.threads_noleader, c.rounds,
-		       pt_errname(c.threads_errno));
-		failed = 1;
-	}
-	if (c.info_err || c.info_noleader) {
-		pt_err("pidmap_info(THREADS, process pidfd) failed in %lu and missed the tgid's record in %lu of %lu rounds (last %s)",
-		       c.info_err, c.info_noleader, c.rounds,
-		       pt_errname(c.info_errno));
-		failed = 1;
-	}
+	failed = pass("root", memfd, storms, execs);
+	failed |= pass_as_nobody(memfd, storms, execs);
 	splats = pt_new_splats(splats0);
 	if (splats < 0) {
 		pt_err("cannot read the kernel log");
@@ -274,6 +321,6 @@ int main(int argc, char **argv)
 		failed = 1;
 	}
 	if (!failed)
-		printf("exec_race: PASS: %lu rounds, %lu execs, no error\n", c.rounds, c.execs);
+		printf("exec_race: PASS: as root and as uid 65534, no error\n");
 	return failed ? KSFT_FAIL : KSFT_PASS;
 }

@@ -55,6 +55,13 @@
  * files gives it, through a /proc fd opened before the profile applied,
  * one opened under it, and in the default view (apparmor_checks()).
  *
+ * TOMOYO (PIDMAP_LSM=apparmor,tomoyo: TOMOYO stacks with AppArmor, in the
+ * same boot): a domain enforcing "file open" whose "file read" entries
+ * allow the same files of odd-numbered tasks only, written through
+ * securityfs and activated by the boot's trigger; the reader enters it
+ * through self_domain and must get what opening the files gives it, in
+ * the same three ways (tomoyo_checks()).
+ *
  * Landlock: a caller that opened /proc before landlock_restrict_self() with
  * a ruleset that handles reading files and directories and allows neither:
  * opening /proc/FLOOR/stat fails, and through the kept /proc fd pidmap(2)
@@ -1001,6 +1008,114 @@ static void selinux_audit_checks(pid_t secret, pid_t floor)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Groups of two threads, each thread with a child, until the leaders and
+ * the other threads include both even and odd ids: the AppArmor profile
+ * and the TOMOYO domain tell them apart by parity.
+ */
+#define PARITY_GROUPS 4
+
+static struct tgroup parity_groups[PARITY_GROUPS];
+
+static void kill_parity_groups(void)
+{
+	for (int i = 0; i < PARITY_GROUPS; i++) {
+		kill(parity_groups[i].tid_child, SIGKILL);
+		kill(parity_groups[i].leader_child, SIGKILL);
+		kill(parity_groups[i].tgid, SIGKILL);
+	}
+}
+
+static void spawn_parity_groups(void)
+{
+	int tries = 0;
+
+	for (;;) {
+		int even_l = 0, even_t = 0;
+
+		for (int i = 0; i < PARITY_GROUPS; i++) {
+			/*
+			 * Pids come in order, four a group: burn ids until
+			 * the next is of the parity wanted, so the leaders
+			 * (and the threads after them) alternate.
+			 */
+			for (int burn = 0; burn < 4; burn++) {
+				pid_t dummy = fork();
+
+				if (dummy < 0)
+					pt_die("fork");
+				if (dummy == 0)
+					_exit(0);
+				waitpid(dummy, NULL, 0);
+				if ((dummy + 1) % 2 == i % 2)
+					break;
+			}
+			parity_groups[i] = spawn_group(NULL, NULL, true);
+		}
+		for (int i = 0; i < PARITY_GROUPS; i++) {
+			even_l += parity_groups[i].tgid % 2 == 0;
+			even_t += parity_groups[i].tid % 2 == 0;
+		}
+		if (even_l && even_l < PARITY_GROUPS && even_t && even_t < PARITY_GROUPS)
+			return;
+		kill_parity_groups();
+		if (++tries == 20) {
+			errno = 0;
+			pt_die("no mix of even and odd ids in 20 tries");
+		}
+	}
+}
+
+/*
+ * Outcomes of opening one kind of file over every group: both must occur,
+ * a denial with the LSM's @denied errno.
+ */
+static void both_outcomes(const char *what, const char *fmt, bool thread, int denied_errno)
+{
+	int allowed = 0, denied = 0;
+
+	for (int i = 0; i < PARITY_GROUPS; i++) {
+		char rel[96];
+		int e;
+
+		if (thread)
+			snprintf(rel, sizeof(rel), fmt, parity_groups[i].tgid, parity_groups[i].tid);
+		else
+			snprintf(rel, sizeof(rel), fmt, parity_groups[i].tgid);
+		e = ref_errno("/proc", rel, O_RDONLY);
+		allowed += e == 0;
+		denied += e == denied_errno;
+	}
+	CHECK(allowed && denied, "%s: %d groups may open it, %d get %s: the policy is not "
+	      "in force as written", what, allowed, denied, pt_errname(denied_errno));
+}
+
+/* Opening each denied kind of file gives both outcomes over the groups. */
+static void parity_policy_in_force(int denied_errno)
+{
+	both_outcomes("/proc/PID/stat", "%d/stat", false, denied_errno);
+	both_outcomes("/proc/PID/fd", "%d/fd", false, denied_errno);
+	both_outcomes("/proc/PID/task", "%d/task", false, denied_errno);
+	both_outcomes("/proc/PID/task/TID/stat", "%d/task/%d/stat", true, denied_errno);
+	both_outcomes("/proc/PID/task/TID/children", "%d/task/%d/children", true,
+		      denied_errno);
+}
+
+/*
+ * Every check of every group through a /proc fd opened before the policy
+ * applied (@kept), one opened under it (@fresh) and in the default view.
+ */
+static void parity_group_checks(int kept, int fresh)
+{
+	for (int i = 0; i < PARITY_GROUPS; i++) {
+		thread_group_checks("/proc fd kept from before the policy", kept, "/proc",
+				    &parity_groups[i]);
+		thread_group_checks("/proc fd opened under the policy", fresh, "/proc",
+				    &parity_groups[i]);
+		thread_group_checks("default view", -1, "/proc", &parity_groups[i]);
+	}
+}
+
+/*
  * cargo xtask compiles this profile with Debian's apparmor_parser (AppArmor
  * 3.0's feature ABI) and puts the binary policy here; lsm loads it through
  * securityfs. pidmap_reader may do everything but open the stat file,
@@ -1013,9 +1128,6 @@ static void selinux_audit_checks(pid_t secret, pid_t floor)
  */
 #define APPARMOR_POLICY "/etc/pidmap-apparmor.policy"
 #define APPARMOR_PROFILE "pidmap_reader"
-#define AA_GROUPS 4
-
-static struct tgroup aa_groups[AA_GROUPS];
 
 static void load_apparmor_policy(void)
 {
@@ -1037,27 +1149,6 @@ static void load_apparmor_policy(void)
 	free(policy);
 }
 
-/* Outcomes of opening one kind of file over every group: both must occur. */
-static void aa_both_outcomes(const char *what, const char *fmt, bool thread)
-{
-	int allowed = 0, denied = 0;
-
-	for (int i = 0; i < AA_GROUPS; i++) {
-		char rel[96];
-		int e;
-
-		if (thread)
-			snprintf(rel, sizeof(rel), fmt, aa_groups[i].tgid, aa_groups[i].tid);
-		else
-			snprintf(rel, sizeof(rel), fmt, aa_groups[i].tgid);
-		e = ref_errno("/proc", rel, O_RDONLY);
-		allowed += e == 0;
-		denied += e == EACCES;
-	}
-	CHECK(allowed && denied, "%s: %d groups may open it, %d get EACCES: the profile is not "
-	      "in force as written", what, allowed, denied);
-}
-
 static void apparmor_reader(pid_t unused1, pid_t unused2)
 {
 	int kept, fresh;
@@ -1076,75 +1167,136 @@ static void apparmor_reader(pid_t unused1, pid_t unused2)
 	if (fresh < 0)
 		pt_die("open /proc under the profile: %s", strerror(errno));
 
-	aa_both_outcomes("/proc/PID/stat", "%d/stat", false);
-	aa_both_outcomes("/proc/PID/fd", "%d/fd", false);
-	aa_both_outcomes("/proc/PID/task", "%d/task", false);
-	aa_both_outcomes("/proc/PID/task/TID/stat", "%d/task/%d/stat", true);
-	aa_both_outcomes("/proc/PID/task/TID/children", "%d/task/%d/children", true);
-	for (int i = 0; i < AA_GROUPS; i++) {
-		thread_group_checks("/proc fd kept from before the profile", kept, "/proc",
-				    &aa_groups[i]);
-		thread_group_checks("/proc fd opened under the profile", fresh, "/proc",
-				    &aa_groups[i]);
-		thread_group_checks("default view", -1, "/proc", &aa_groups[i]);
-	}
+	parity_policy_in_force(EACCES);
+	parity_group_checks(kept, fresh);
 	close(fresh);
 	close(kept);
 }
 
-/*
- * Groups of two threads, each thread with a child, until the leaders and
- * the other threads include both even and odd ids.
- */
 static void apparmor_checks(void)
 {
-	int tries = 0;
-
 	load_apparmor_policy();
-	for (;;) {
-		int even_l = 0, even_t = 0;
-
-		for (int i = 0; i < AA_GROUPS; i++) {
-			/*
-			 * Pids come in order, four a group: burn ids until
-			 * the next is of the parity wanted, so the leaders
-			 * (and the threads after them) alternate.
-			 */
-			for (int burn = 0; burn < 4; burn++) {
-				pid_t dummy = fork();
-
-				if (dummy < 0)
-					pt_die("fork");
-				if (dummy == 0)
-					_exit(0);
-				waitpid(dummy, NULL, 0);
-				if ((dummy + 1) % 2 == i % 2)
-					break;
-			}
-			aa_groups[i] = spawn_group(NULL, NULL, true);
-		}
-		for (int i = 0; i < AA_GROUPS; i++) {
-			even_l += aa_groups[i].tgid % 2 == 0;
-			even_t += aa_groups[i].tid % 2 == 0;
-		}
-		if (even_l && even_l < AA_GROUPS && even_t && even_t < AA_GROUPS)
-			break;
-		for (int i = 0; i < AA_GROUPS; i++) {
-			kill(aa_groups[i].tid_child, SIGKILL);
-			kill(aa_groups[i].leader_child, SIGKILL);
-			kill(aa_groups[i].tgid, SIGKILL);
-		}
-		if (++tries == 20) {
-			errno = 0;
-			pt_die("no mix of even and odd ids in 20 tries");
-		}
-	}
+	spawn_parity_groups();
 	run_child(apparmor_reader, 0, 0);
-	for (int i = 0; i < AA_GROUPS; i++) {
-		kill(aa_groups[i].tid_child, SIGKILL);
-		kill(aa_groups[i].leader_child, SIGKILL);
-		kill(aa_groups[i].tgid, SIGKILL);
+	kill_parity_groups();
+}
+
+/* ------------------------------------------------------------------ */
+/* TOMOYO: a domain's "file read" entries, by name                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The boot (xtask/src/guest/tomoyo.rs) names a loader that does nothing
+ * and TOMOYO_TRIGGER as the activation trigger: lsm writes the policy
+ * through securityfs while TOMOYO is not yet active (anyone root may),
+ * then runs the trigger, whose exec makes TOMOYO check the profiles and
+ * enforce them. Every domain uses profile 0, which enables nothing, but
+ * TOMOYO_DOMAIN: profile 1 enforces "file open", and the domain's
+ * entries allow reading /proc, and the stat file, the fd and task
+ * directories and the children file of a task whose id is odd, as
+ * /proc/PID/... or /proc/PID/task/TID/...: the same files the AppArmor
+ * profile denies for even ids, with TOMOYO's EPERM. The reader enters the
+ * domain through self_domain, which lsm's own domain may do.
+ */
+#define TOMOYO_DIR "/sys/kernel/security/tomoyo/"
+#define TOMOYO_TRIGGER "/tmp/pidmap-tomoyo-activate"
+#define TOMOYO_DOMAIN "<kernel> /pidmap_reader"
+
+static void tomoyo_write(const char *file, const char *text)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), TOMOYO_DIR "%s", file);
+	if (pt_write_file(path, text))
+		pt_die("writing the TOMOYO %s: %s", file, strerror(errno));
+}
+
+static void load_tomoyo_policy(void)
+{
+	static const char *const odd_files[] = {
+		"proc:/\\*%c/stat", "proc:/\\*%c/fd/", "proc:/\\*%c/task/",
+		"proc:/\\$/task/\\*%c/stat", "proc:/\\$/task/\\*%c/fd/",
+		"proc:/\\$/task/\\*%c/children",
+	};
+	char self[512] = "", policy[4096], *p = policy, *end = policy + sizeof(policy);
+	int status, err;
+	pid_t pid;
+
+	tomoyo_write("profile", "PROFILE_VERSION=20150505\n"
+		     "0-CONFIG={ mode=disabled }\n"
+		     "1-CONFIG={ mode=disabled }\n"
+		     "1-CONFIG::file::open={ mode=enforcing grant_log=no reject_log=yes }\n");
+	/* lsm's own domain may enter the reader's. */
+	err = read_file(TOMOYO_DIR "self_domain", self, sizeof(self));
+	self[strcspn(self, "\n")] = 0;
+	if (err || strncmp(self, "<kernel>", 8))
+		pt_die("reading the TOMOYO self_domain: %s \"%s\"", strerror(-err), self);
+	/*
+	 * Besides the files, the reader opens /proc, pidfds (O_RDWR) and
+	 * self_domain, to see that it is in the domain.
+	 */
+	p += snprintf(p, end - p, "%s\ntask manual_domain_transition " TOMOYO_DOMAIN "\n\n"
+		      TOMOYO_DOMAIN "\nuse_profile 1\nfile read proc:/\n"
+		      "file read anon_inode:[pidfd]\nfile write anon_inode:[pidfd]\n"
+		      "file read securityfs:/tomoyo/self_domain\n", self);
+	for (const char *d = "13579"; *d; d++)
+		for (size_t i = 0; i < sizeof(odd_files) / sizeof(odd_files[0]); i++) {
+			p += snprintf(p, end - p, "file read ");
+			p += snprintf(p, end - p, odd_files[i], *d);
+			p += snprintf(p, end - p, "\n");
+		}
+	if (p >= end)
+		pt_die("the TOMOYO policy is longer than %zu bytes", sizeof(policy));
+	tomoyo_write("domain_policy", policy);
+
+	/* The trigger: TOMOYO runs the loader, checks the profiles, enforces. */
+	if (symlink("/bin/true", TOMOYO_TRIGGER) && errno != EEXIST)
+		pt_die("symlink %s: %s", TOMOYO_TRIGGER, strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		execl(TOMOYO_TRIGGER, "true", (char *)NULL);
+		_exit(127);
 	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		pt_die("the TOMOYO trigger %s failed (%#x)", TOMOYO_TRIGGER, status);
+}
+
+static void tomoyo_reader(pid_t unused1, pid_t unused2)
+{
+	char domain[256] = "";
+	int kept, fresh, err;
+
+	(void)unused1;
+	(void)unused2;
+	pt_name = "lsm(tomoyo)";
+	kept = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (kept < 0)
+		pt_die("open /proc");
+	become_nobody();
+	if (pt_write_file(TOMOYO_DIR "self_domain", TOMOYO_DOMAIN))
+		pt_die("entering the TOMOYO domain %s: %s", TOMOYO_DOMAIN, strerror(errno));
+	err = read_file(TOMOYO_DIR "self_domain", domain, sizeof(domain));
+	domain[strcspn(domain, "\n")] = 0;
+	CHECK(!err && !strcmp(domain, TOMOYO_DOMAIN), "TOMOYO domain: \"%s\" (%s), not %s",
+	      domain, strerror(-err), TOMOYO_DOMAIN);
+	fresh = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fresh < 0)
+		pt_die("open /proc in the TOMOYO domain: %s", strerror(errno));
+
+	parity_policy_in_force(EPERM);
+	parity_group_checks(kept, fresh);
+	close(fresh);
+	close(kept);
+}
+
+static void tomoyo_checks(void)
+{
+	load_tomoyo_policy();
+	spawn_parity_groups();
+	run_child(tomoyo_reader, 0, 0);
+	kill_parity_groups();
 }
 
 static void landlocked2(pid_t floor, pid_t unused)
@@ -1157,7 +1309,8 @@ int main(void)
 {
 	const char *want = getenv("PIDMAP_LSM") ? getenv("PIDMAP_LSM") : "smack";
 	bool selinux = strcmp(want, "selinux") == 0;
-	bool apparmor = strcmp(want, "apparmor") == 0;
+	bool apparmor = strncmp(want, "apparmor", 8) == 0;
+	bool tomoyo = strcmp(want, "apparmor,tomoyo") == 0;
 	char lsms[256] = "";
 	long splats0 = pt_count_splats();
 	pid_t secret, floor;
@@ -1173,7 +1326,8 @@ int main(void)
 		return KSFT_FAIL;
 	}
 	err = read_file("/sys/kernel/security/lsm", lsms, sizeof(lsms));
-	if (err || !strstr(lsms, want) || !strstr(lsms, "landlock")) {
+	if (err || !strstr(lsms, apparmor ? "apparmor" : want) || !strstr(lsms, "landlock") ||
+	    (tomoyo && !strstr(lsms, "tomoyo"))) {
 		printf("lsm: FAIL: %s and Landlock must be active, the kernel has \"%s\" (%s)\n",
 		       want, lsms, err ? strerror(-err) : "read");
 		return KSFT_FAIL;
@@ -1182,6 +1336,8 @@ int main(void)
 		secret = spawn_target(NULL);
 		floor = spawn_target(NULL);
 		apparmor_checks();
+		if (tomoyo)
+			tomoyo_checks();
 	} else if (selinux) {
 		load_selinux_policy();
 		secret = spawn_selinux_target(SELINUX_SECRET);

@@ -5,6 +5,7 @@ pub mod busybox;
 pub mod console;
 pub mod qemu;
 pub mod selinux;
+pub mod tomoyo;
 
 use crate::arch::Arch;
 use crate::kernel::abi;

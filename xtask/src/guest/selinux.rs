@@ -1,8 +1,9 @@
 //! SELinux and AppArmor in the guest: `qemu-test` boots the patched and
 //! the debug kernel a second time with `lsm=landlock,selinux` and a third
-//! time with `lsm=landlock,apparmor` (Smack, SELinux and AppArmor exclude
-//! each other in 7.3) and runs guest-tests/lsm.c there in its SELinux and
-//! AppArmor modes.
+//! time with `lsm=landlock,apparmor,tomoyo` (Smack, SELinux and AppArmor
+//! exclude each other in 7.3; TOMOYO stacks with them, see
+//! [`super::tomoyo`]) and runs guest-tests/lsm.c there in its SELinux,
+//! AppArmor and TOMOYO modes.
 //!
 //! The policy is a minimal one made for the kernel it runs on: the kernel's
 //! own `scripts/selinux/mdp` writes a policy with every class and
@@ -36,8 +37,8 @@ pub fn boots_with(kernel: &Kernel) -> bool {
     kernel.arch == Arch::X86_64 && kernel.flavor.has_series()
 }
 
-/// `cargo xtask qemu-test --selinux-only`: the SELinux and AppArmor boots
-/// alone.
+/// `cargo xtask qemu-test --selinux-only`: the SELinux and the AppArmor and
+/// TOMOYO boots alone.
 pub fn test_only(args: &KernelArgs) -> Result<i32> {
     let kernel = crate::kernel::prepare(args)?;
     if !boots_with(&kernel) {
@@ -202,9 +203,6 @@ fn without_capability(conf: &str, cap: &str) -> String {
 /// loads it through securityfs).
 const APPARMOR_POLICY_IN_GUEST: &str = "etc/pidmap-apparmor.policy";
 
-/// AppArmor stacked with Landlock; no Smack or SELinux in this boot.
-const APPARMOR_CMDLINE: &str = "lsm=landlock,apparmor";
-
 /// The profile guest-tests/lsm.c's reader changes to: everything allowed but
 /// opening the stat file, the fd and task directories and the children file
 /// of a task whose id is even, by /proc/PID/... or /proc/PID/task/TID/...,
@@ -231,21 +229,24 @@ profile pidmap_reader {
 /// The feature ABI the profile is compiled for (Debian's apparmor package).
 const APPARMOR_ABI: &str = "/etc/apparmor.d/abi/3.0";
 
-/// Boots `kernel` with AppArmor and runs the LSM test under the profile;
-/// returns the suite's exit code.
+/// Boots `kernel` with AppArmor and TOMOYO (stacked with Landlock; no
+/// Smack or SELinux in this boot) and runs the LSM test under the profile,
+/// then under the TOMOYO domain; returns the suite's exit code.
 pub fn apparmor_test_boot(kernel: &Kernel, args: &KernelArgs) -> Result<i32> {
     let policy = build_apparmor_policy(kernel)?;
     let label = format!("apparmor-{}", kernel.label());
+    let cmdline = super::tomoyo::cmdline();
     step(format!(
-        "AppArmor boot ({APPARMOR_CMDLINE}): guest-tests/lsm.c under a profile that denies \
-         the /proc files of even-numbered tasks"
+        "AppArmor and TOMOYO boot ({}): guest-tests/lsm.c under a profile, then a domain, \
+         that deny the /proc files of even-numbered tasks",
+        super::tomoyo::LSM_LIST
     ));
     lsm_boot(
         kernel,
         args,
         &label,
-        APPARMOR_CMDLINE,
-        "apparmor",
+        &cmdline,
+        super::tomoyo::PIDMAP_LSM,
         (&policy, APPARMOR_POLICY_IN_GUEST),
     )
 }
