@@ -459,14 +459,20 @@ mod tests {
                     threads.push(t);
                 }
                 "fork" => {
+                    let parent = std::process::id() as libc::pid_t;
                     // SAFETY: the child only calls async-signal-safe
                     // functions (and dies with the thread that forked it).
                     let kid = unsafe { libc::fork() };
                     assert!(kid >= 0);
                     if kid == 0 {
-                        // SAFETY: async-signal-safe calls only.
+                        // SAFETY: async-signal-safe calls only. A parent
+                        // gone before prctl() sends no signal: then the
+                        // reparented child ends itself.
                         unsafe {
                             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                            if libc::getppid() != parent {
+                                libc::_exit(0);
+                            }
                             loop {
                                 libc::pause();
                             }
