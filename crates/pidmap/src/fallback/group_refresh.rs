@@ -546,6 +546,22 @@ mod tests {
         }
     }
 
+    /// Every task's tgid through `fb`, in ascending tid order.
+    fn all_tasks(fb: &mut super::Fallback, root: &crate::proc_root::ProcRoot) -> Vec<TaskInfo> {
+        let mut out = Vec::new();
+        fb.task_infos(
+            root,
+            Query::all_tasks(),
+            InfoFields::TGID,
+            0,
+            usize::MAX,
+            &mut out,
+        )
+        .unwrap();
+        assert!(out.windows(2).all(|w| w[0].tid < w[1].tid), "ascending");
+        out
+    }
+
     impl Family {
         /// The child, its threads started.
         fn spawn() -> Family {
@@ -587,18 +603,8 @@ mod tests {
         let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
         let mut fb = super::Fallback::keeping_files(true);
         let refresh = |fb: &mut super::Fallback| {
-            let mut out: Vec<TaskInfo> = Vec::new();
             let before = listings_of(pid);
-            fb.task_infos(
-                &root,
-                Query::all_tasks(),
-                InfoFields::TGID,
-                0,
-                usize::MAX,
-                &mut out,
-            )
-            .unwrap();
-            assert!(out.windows(2).all(|w| w[0].tid < w[1].tid), "ascending");
+            let out = all_tasks(fb, &root);
             let mine: Vec<i32> = out
                 .iter()
                 .filter(|r| r.tgid.map(crate::pid::Pid::as_raw) == Some(pid))
@@ -657,18 +663,8 @@ mod tests {
         // the tids; whether this refresh skipped the listings; how many
         // times the child's group was listed.
         let refresh = |fb: &mut super::Fallback, other: i32| {
-            let mut out: Vec<TaskInfo> = Vec::new();
             let (listed, skips) = (listings_of(pid), fb.records.kept_for_tasks.unchanged.skips);
-            fb.task_infos(
-                &root,
-                Query::all_tasks(),
-                InfoFields::TGID,
-                0,
-                usize::MAX,
-                &mut out,
-            )
-            .unwrap();
-            assert!(out.windows(2).all(|w| w[0].tid < w[1].tid), "ascending");
+            let out = all_tasks(fb, &root);
             let mine: Vec<i32> = out
                 .iter()
                 .filter(|r| {
