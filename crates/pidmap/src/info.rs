@@ -204,9 +204,43 @@ impl Comm {
         Comm::cut(&name[..len], Comm::MAX_LEN)
     }
 
-    /// The NUL-padded kernel field, up to its first NUL.
+    /// The NUL-padded kernel field, up to its first NUL, read a word at a
+    /// time: a record's name costs a few instructions per 8 bytes, not a
+    /// search and a copy of variable length per name.
+    #[inline]
     pub(crate) fn from_padded(field: &[u8; 64]) -> Comm {
-        Comm::new(field)
+        // In `(w - 0x01..) & !w & 0x80..` the lowest flagged byte is the
+        // word's first zero byte (a byte above it may be flagged too, as
+        // the borrow runs upwards; none below it).
+        const LOW: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let mut name = [0u8; 64];
+        let mut len = field.len();
+        for (i, (word, out)) in field
+            .chunks_exact(8)
+            .zip(name.chunks_exact_mut(8))
+            .enumerate()
+        {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(word);
+            let w = u64::from_le_bytes(b);
+            let zero = w.wrapping_sub(LOW) & !w & HIGH;
+            if zero != 0 {
+                // The bytes before the NUL, in the word's low bytes.
+                let before = zero.trailing_zeros() / 8;
+                let keep = u64::MAX.checked_shr(64 - 8 * before).unwrap_or(0);
+                out.copy_from_slice(&(w & keep).to_le_bytes());
+                len = i * 8 + usize::try_from(before).unwrap_or(0);
+                break;
+            }
+            out.copy_from_slice(word);
+        }
+        let mut bytes = [0u8; Comm::MAX_LEN];
+        bytes.copy_from_slice(&name[..Comm::MAX_LEN]);
+        Comm {
+            bytes,
+            len: u8::try_from(len.min(Comm::MAX_LEN)).unwrap_or(u8::MAX),
+        }
     }
 
     /// The first `max` (at most [`Comm::MAX_LEN`]) bytes of `name`.
@@ -472,7 +506,9 @@ const NANOS_PER_SEC: u64 = 1_000_000_000;
 /// A kernel record's nanoseconds in clock ticks, as /proc converts them
 /// for `stat` (`nsec_to_clock_t()`: rounded down, exact where `USER_HZ`
 /// divides a second, and `ns * USER_HZ / NSEC_PER_SEC` elsewhere), so
-/// that the ticks are `stat`'s.
+/// that the ticks are `stat`'s. The reference the tests hold
+/// `RecordUnits::whole_ticks()` to.
+#[cfg(test)]
 pub(crate) fn ns_to_ticks(ns: u64) -> u64 {
     match nanos_per_tick() {
         Some(t) => ns / t,
@@ -486,24 +522,94 @@ pub(crate) fn ns_to_ticks(ns: u64) -> u64 {
 
 /// The page size in bytes: `VmRSS` and `statm` count pages of it.
 pub(crate) fn page_size() -> u64 {
-    u64::try_from(rustix::param::page_size())
-        .unwrap_or(4096)
-        .max(1)
+    RecordUnits::get().page
 }
 
 fn clock_ticks_per_second() -> u64 {
-    rustix::param::clock_ticks_per_second().max(1)
+    RecordUnits::get().hz
 }
 
 /// A tick in nanoseconds where `USER_HZ` divides a second (100 on every
 /// architecture but Alpha's 1024), worked out once: then a conversion,
 /// which a monitor makes three times per task, is one multiplication.
 fn nanos_per_tick() -> Option<u64> {
-    static NANOS_PER_TICK: OnceLock<Option<u64>> = OnceLock::new();
-    *NANOS_PER_TICK.get_or_init(|| {
-        let hz = clock_ticks_per_second();
-        (NANOS_PER_SEC % hz == 0).then_some(NANOS_PER_SEC / hz)
-    })
+    let t = RecordUnits::get().nanos_per_tick;
+    (t != 0).then_some(t)
+}
+
+/// The units a kernel record is converted with (the clock tick, the
+/// page), read from the kernel once per process: converting a record then
+/// reads no `OnceLock` and calls nothing per field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordUnits {
+    /// `USER_HZ`, at least 1.
+    hz: u64,
+    /// A tick in nanoseconds where `USER_HZ` divides a second, else 0.
+    nanos_per_tick: u64,
+    /// The page size in bytes, at least 1.
+    page: u64,
+    /// Its log2 where it is a power of two (every Linux page size), else
+    /// `u32::MAX`.
+    page_shift: u32,
+}
+
+impl RecordUnits {
+    /// This process's units, read once.
+    pub(crate) fn get() -> RecordUnits {
+        static UNITS: OnceLock<RecordUnits> = OnceLock::new();
+        *UNITS.get_or_init(|| {
+            let page = u64::try_from(rustix::param::page_size())
+                .unwrap_or(4096)
+                .max(1);
+            RecordUnits::new(rustix::param::clock_ticks_per_second(), page)
+        })
+    }
+
+    fn new(hz: u64, page: u64) -> RecordUnits {
+        let hz = hz.max(1);
+        let page = page.max(1);
+        RecordUnits {
+            hz,
+            nanos_per_tick: if NANOS_PER_SEC % hz == 0 {
+                NANOS_PER_SEC / hz
+            } else {
+                0
+            },
+            page,
+            page_shift: if page.is_power_of_two() {
+                page.trailing_zeros()
+            } else {
+                u32::MAX
+            },
+        }
+    }
+
+    /// A record's nanoseconds as the duration of the whole clock ticks
+    /// `stat` shows for them: `ticks(ns_to_ticks(ns))`, with one division.
+    #[inline(always)]
+    fn whole_ticks(self, ns: u64) -> Duration {
+        match ns.checked_div(self.nanos_per_tick) {
+            // ns / t * t <= ns: no overflow.
+            Some(whole) => Duration::from_nanos(whole * self.nanos_per_tick),
+            // As `ns_to_ticks()` and `ticks()` where USER_HZ does not
+            // divide a second.
+            None => {
+                let n = u128::from(ns) * u128::from(self.hz) / u128::from(NANOS_PER_SEC);
+                let n = u64::try_from(n).unwrap_or(u64::MAX);
+                Duration::from_secs(n / self.hz)
+                    + Duration::from_nanos((n % self.hz) * NANOS_PER_SEC / self.hz)
+            }
+        }
+    }
+
+    /// A record's bytes in whole pages.
+    #[inline]
+    fn pages(self, bytes: u64) -> u64 {
+        if self.page_shift != u32::MAX {
+            return bytes >> self.page_shift;
+        }
+        bytes / self.page
+    }
 }
 
 impl fmt::Debug for Comm {
@@ -688,30 +794,48 @@ impl TaskInfo {
     /// `wanted` asked for: a field whose bit is not in the record's mask
     /// (a kernel that does not know it) is `None`.
     pub(crate) fn from_record(r: &sys::PidmapInfo, wanted: InfoFields) -> TaskInfo {
+        TaskInfo::from_record_in(r, wanted, RecordUnits::get())
+    }
+
+    /// [`TaskInfo::from_record`] with the units read once per listing: a
+    /// listing converts every record with the same ones. Inlined, so that
+    /// a listing builds each record in its `Vec` rather than copying it
+    /// there.
+    #[inline(always)]
+    pub(crate) fn from_record_in(
+        r: &sys::PidmapInfo,
+        wanted: InfoFields,
+        units: RecordUnits,
+    ) -> TaskInfo {
         let has = InfoFields::from_mask(r.mask).intersection(wanted);
         let when = |field: InfoFields| has.contains(field);
         let id = r.mask & sys::PIDMAP_INFO_ID != 0;
+        let cpu = when(InfoFields::CPU_TIME);
+        let uids = when(InfoFields::UIDS);
+        let sched = when(InfoFields::SCHED);
+        let faults = when(InfoFields::FAULTS);
+        let ctxsw = when(InfoFields::CTX_SWITCHES);
         TaskInfo {
             tid: Pid::from_raw(r.tid()),
             tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid())),
             ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid())),
             state: when(InfoFields::STATE).then(|| TaskState::from_letter(r.state)),
-            utime: when(InfoFields::CPU_TIME).then(|| ticks(ns_to_ticks(r.utime_ns))),
-            stime: when(InfoFields::CPU_TIME).then(|| ticks(ns_to_ticks(r.stime_ns))),
-            start_time: when(InfoFields::START_TIME).then(|| ticks(ns_to_ticks(r.start_time_ns))),
-            rss_pages: when(InfoFields::RSS).then(|| r.rss_bytes / page_size()),
+            utime: cpu.then(|| units.whole_ticks(r.utime_ns)),
+            stime: cpu.then(|| units.whole_ticks(r.stime_ns)),
+            start_time: when(InfoFields::START_TIME).then(|| units.whole_ticks(r.start_time_ns)),
+            rss_pages: when(InfoFields::RSS).then(|| units.pages(r.rss_bytes)),
             comm: when(InfoFields::COMM).then(|| Comm::from_padded(&r.comm)),
-            ruid: when(InfoFields::UIDS).then_some(r.ruid),
-            euid: when(InfoFields::UIDS).then_some(r.euid),
+            ruid: uids.then_some(r.ruid),
+            euid: uids.then_some(r.euid),
             flags: when(InfoFields::FLAGS).then_some(TaskFlags(r.task_flags)),
-            nice: when(InfoFields::SCHED).then_some(r.nice),
-            priority: when(InfoFields::SCHED).then_some(r.priority),
-            policy: when(InfoFields::SCHED).then_some(r.policy),
+            nice: sched.then_some(r.nice),
+            priority: sched.then_some(r.priority),
+            policy: sched.then_some(r.policy),
             num_threads: when(InfoFields::NUM_THREADS).then_some(r.num_threads),
-            min_flt: when(InfoFields::FAULTS).then_some(r.min_flt),
-            maj_flt: when(InfoFields::FAULTS).then_some(r.maj_flt),
-            nvcsw: when(InfoFields::CTX_SWITCHES).then_some(r.nvcsw),
-            nivcsw: when(InfoFields::CTX_SWITCHES).then_some(r.nivcsw),
+            min_flt: faults.then_some(r.min_flt),
+            maj_flt: faults.then_some(r.maj_flt),
+            nvcsw: ctxsw.then_some(r.nvcsw),
+            nivcsw: ctxsw.then_some(r.nivcsw),
             pidfs_id: (id && r.pidfs_id != 0).then_some(r.pidfs_id),
         }
     }
@@ -947,6 +1071,58 @@ mod tests {
         let big = u64::MAX / hz * hz;
         assert_eq!(ticks(big), Duration::from_secs(big / hz));
         assert_eq!(ticks(big + 1) - ticks(big), ticks(1));
+    }
+
+    #[test]
+    fn a_padded_name_ends_at_its_first_nul_wherever_it_is() {
+        for end in 0..=64 {
+            // Bytes of every value, 0x80 and 0xff included, and whatever
+            // follows the NUL (which is not part of the name).
+            let mut field = [0u8; 64];
+            for (i, b) in field.iter_mut().enumerate() {
+                *b = [b'a', 0x80, 0xff, 0x01, b'~'][i % 5];
+            }
+            if end < 64 {
+                field[end] = 0;
+            }
+            let c = Comm::from_padded(&field);
+            assert_eq!(
+                c.as_bytes(),
+                &field[..end.min(Comm::MAX_LEN)],
+                "NUL at {end}"
+            );
+            assert_eq!(c, Comm::new(&field), "NUL at {end}: as Comm::new");
+        }
+    }
+
+    #[test]
+    fn record_units_convert_as_the_tick_and_page_functions() {
+        let units = RecordUnits::get();
+        for ns in [0, 1, 9_999_999, 10_000_000, 3_000_000_123, u64::MAX] {
+            assert_eq!(units.whole_ticks(ns), ticks(ns_to_ticks(ns)), "{ns} ns");
+        }
+        for bytes in [0, 1, 4095, 4096, 5 * page_size() + 1, u64::MAX] {
+            assert_eq!(units.pages(bytes), bytes / page_size(), "{bytes} bytes");
+        }
+        // USER_HZ that does not divide a second (Alpha's 1024), a page
+        // size that is not a power of two: the general paths.
+        let odd = RecordUnits::new(1024, 3000);
+        assert_eq!(odd.pages(9001), 3);
+        assert_eq!(odd.whole_ticks(1_000_000_000), Duration::from_secs(1));
+        // 1.5 s is 1,536 ticks of 1/1024 s; a nanosecond less, 1,535.
+        assert_eq!(odd.whole_ticks(1_500_000_000), Duration::from_millis(1500));
+        assert_eq!(
+            odd.whole_ticks(1_499_999_999),
+            Duration::from_secs(1) + Duration::from_nanos(511 * NANOS_PER_SEC / 1024)
+        );
+        let hz = rustix::param::clock_ticks_per_second();
+        if NANOS_PER_SEC % hz == 0 {
+            let tick = NANOS_PER_SEC / hz;
+            assert_eq!(
+                units.whole_ticks(7 * tick + tick - 1),
+                Duration::from_nanos(7 * tick)
+            );
+        }
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! Allocation behaviour of a warmed handle, counted by a global allocator:
 //! `iter()` borrows the handle (no new 64 KiB getdents buffer per call),
 //! and `fill()` and `fill_info()` into a large enough `Vec` allocate
-//! nothing (no allocation per record or per field).
+//! nothing (no allocation per record or per field), the default handle's
+//! records of every task included (pidmap_info(2) where the kernel has
+//! it, with the group fields once per process on a threaded system).
 
 #![cfg(feature = "fallback")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
 
-use pidmap::{Backend, InfoFields, Pidmap, Query, Target};
+use pidmap::{ActiveBackend, Backend, InfoFields, Pidmap, Query, Target};
 
 struct Counting;
 
@@ -94,6 +97,74 @@ fn warmed_handles_do_not_reallocate() {
                 "keep_files {keep}: {calls} allocations for {} records",
                 infos.len()
             );
+        }
+    }
+    default_handle_records_of_every_task();
+}
+
+/// The default handle's refresh of every task. With the series, the
+/// records call allocates nothing at all once warm, in both of its ways:
+/// one record per task, and (with 16 tasks per process, the handle's
+/// threshold, which the parked threads make) the group fields once per
+/// process. Without it, the fallback, within its few buffer growths.
+fn default_handle_records_of_every_task() {
+    let mut processes = Vec::new();
+    let mut pm = Pidmap::new().unwrap();
+    pm.fill(Query::processes(), &mut processes).unwrap();
+    let top = InfoFields::TGID
+        | InfoFields::PPID
+        | InfoFields::STATE
+        | InfoFields::CPU_TIME
+        | InfoFields::RSS
+        | InfoFields::START_TIME
+        | InfoFields::COMM;
+    for threads in [0, 16 * processes.len() + 8] {
+        let release = Arc::new(Barrier::new(threads + 1));
+        let parked: Vec<_> = (0..threads)
+            .map(|_| {
+                let release = Arc::clone(&release);
+                std::thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn(move || {
+                        release.wait();
+                    })
+                    .expect("spawn thread")
+            })
+            .collect();
+        for fields in [InfoFields::ALL, top, InfoFields::NONE] {
+            let mut pm = Pidmap::new().unwrap();
+            let mut infos = Vec::with_capacity(1 << 16);
+            for _ in 0..2 {
+                pm.fill_info(Query::all_tasks(), fields, &mut infos)
+                    .unwrap();
+            }
+            let ((), _, calls) = measure(|| {
+                pm.fill_info(Query::all_tasks(), fields, &mut infos)
+                    .unwrap();
+            });
+            assert!(
+                infos.len() > threads,
+                "{} records with {threads} threads parked",
+                infos.len()
+            );
+            if pm.info_backend().unwrap() == ActiveBackend::Syscall {
+                assert_eq!(
+                    calls,
+                    0,
+                    "records of {fields:?}, {} tasks: {calls} allocations",
+                    infos.len()
+                );
+            } else {
+                assert!(
+                    calls < 16,
+                    "fallback, {fields:?}: {calls} allocations for {} records",
+                    infos.len()
+                );
+            }
+        }
+        release.wait();
+        for t in parked {
+            t.join().unwrap();
         }
     }
 }

@@ -838,6 +838,11 @@ impl Drop for ZombieLeader {
     }
 }
 
+/// Tasks per process from which a handle reads the parent and the
+/// resident set once per process (`MIN_TASKS_PER_PROCESS` in
+/// `src/handle/group_fields.rs`).
+const THREADED: usize = 16;
+
 /// With several threads per process, a handle reads the parent and the
 /// resident set once per process, and a zombie leader's process record
 /// (no mm) stands for none of its live threads: every record of a
@@ -847,12 +852,14 @@ fn threaded_listings_match_proc_with_a_zombie_leader() {
     let _serial = one_at_a_time();
     let test = "threaded_listings_match_proc_with_a_zombie_leader";
     let zombie = ZombieLeader::spawn(24);
-    // Enough threads of ours for two tasks per process on this machine.
+    // Enough threads of ours for the tasks per process from which the
+    // handle reads the group fields once per process (16: its
+    // `MIN_TASKS_PER_PROCESS`) on this machine.
     let mut processes = Vec::new();
     procfs_backend()
         .fill(Query::processes(), &mut processes)
         .unwrap();
-    let parked = ParkedThreads::spawn(2 * processes.len() + 8);
+    let parked = ParkedThreads::spawn(THREADED * processes.len() + 8);
     for (name, mut pm) in backends(test) {
         // The first listing has one record per task and sets the shape
         // that the next ones follow: it must be threaded for this test.
@@ -861,7 +868,7 @@ fn threaded_listings_match_proc_with_a_zombie_leader() {
             .unwrap();
         let leaders = recs.iter().filter(|r| r.tgid == Some(r.tid)).count();
         assert!(
-            recs.len() >= 2 * leaders,
+            recs.len() >= THREADED * leaders,
             "{name}: {} tasks of {leaders} processes: too few threads for the test",
             recs.len()
         );

@@ -25,7 +25,7 @@ use super::group_fields::{
 use super::record_chunks::{Ask, RECORD_BATCH};
 use super::Pidmap;
 use crate::error::Result;
-use crate::info::{InfoFields, TaskInfo};
+use crate::info::{InfoFields, RecordUnits, TaskInfo};
 use crate::query::{Listing, Query};
 use crate::sys;
 
@@ -75,16 +75,22 @@ impl Pidmap {
         };
         let mut uncovered = Vec::new();
         let mut last_group = 0;
+        let units = RecordUnits::get();
         let r = self.each_record_chunk(per_task, room, |records| {
-            out.reserve(records.len());
-            for r in records.iter_mut() {
+            let first = out.len();
+            for (i, r) in records.iter_mut().enumerate() {
                 shape.count(r);
                 match find_group(groups, &mut last_group, r.tgid) {
                     Some(group) => group.lend(r),
-                    None => uncovered.push(out.len()),
+                    None => uncovered.push(first + i),
                 }
-                out.push(TaskInfo::from_record(r, ask.fields));
             }
+            // Written in place into `out`'s room, not built and then moved.
+            out.extend(
+                records
+                    .iter()
+                    .map(|r| TaskInfo::from_record_in(r, ask.fields, units)),
+            );
             Ok(())
         })?;
         if r.is_err() {

@@ -7,7 +7,7 @@ use super::record_chunks::Ask;
 use super::Pidmap;
 use crate::backend::{ActiveBackend, Backend};
 use crate::error::{Error, Result};
-use crate::info::{InfoFields, TaskInfo};
+use crate::info::{InfoFields, RecordUnits, TaskInfo};
 use crate::kernel_support::task_info_support;
 use crate::query::{Enumeration, Query};
 use crate::sys;
@@ -164,11 +164,17 @@ impl Pidmap {
         shape: &mut TaskShape,
     ) -> Result<Result<(), i32>> {
         let fields = ask.fields;
+        let units = RecordUnits::get();
         self.each_record_chunk(ask, room, |records| {
             for r in records.iter() {
                 shape.count(r);
-                out.push(TaskInfo::from_record(r, fields));
             }
+            // Written in place into `out`'s room, not built and then moved.
+            out.extend(
+                records
+                    .iter()
+                    .map(|r| TaskInfo::from_record_in(r, fields, units)),
+            );
             Ok(())
         })
     }
