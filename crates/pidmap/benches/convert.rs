@@ -17,8 +17,9 @@
 //!   `fill_info(Query::all_tasks(), ..)` into a kept `Vec`;
 //! * `crate + peers' row` — the same, then the row `peers` builds of each
 //!   record (its bench's own work);
-//! * `crate: fill_info, id only` — the crate with no field but the ids, for
-//!   its fixed cost per record.
+//! * `raw, ids only` — pidmap_info(2) with no field but the ids;
+//! * `crate: fill_info, id only` — the crate with no field but the ids:
+//!   beside the row above, its cost per record that no field adds.
 //!
 //! Before timing, the raw records and the crate's are cross-checked: the
 //! same tids, but for tasks that came or went between the calls, and the
@@ -170,7 +171,8 @@ struct Check {
     ppid: i32,
     comm: Vec<u8>,
     start_ns: u64,
-    rss: u64,
+    /// `None` for this process, whose resident set moves as it runs.
+    rss: Option<u64>,
 }
 
 fn raw_checks(view: u32, room: &mut [Info]) -> BTreeMap<i32, Check> {
@@ -188,7 +190,7 @@ fn raw_checks(view: u32, room: &mut [Info]) -> BTreeMap<i32, Check> {
                     ppid: i32::try_from(r.ppid).unwrap(),
                     comm: r.comm[..len].to_vec(),
                     start_ns: r.start_time_ns / tick * tick,
-                    rss: r.rss_bytes,
+                    rss: (r.tgid != std::process::id()).then_some(r.rss_bytes),
                 },
             );
         }
@@ -212,7 +214,8 @@ fn crate_checks(recs: &[TaskInfo]) -> BTreeMap<i32, Check> {
                     ppid: r.ppid.expect("a ppid").as_raw(),
                     comm: r.comm.as_ref().expect("a comm").as_bytes().to_vec(),
                     start_ns: u64::try_from(start.as_nanos()).unwrap(),
-                    rss: r.rss_bytes().expect("an rss"),
+                    rss: (r.tgid != Some(pidmap::Pid::this_process()))
+                        .then(|| r.rss_bytes().expect("an rss")),
                 },
             )
         })
@@ -369,6 +372,7 @@ fn main() {
         "raw, group calls",
         "crate: fill_info",
         "crate + peers' row",
+        "raw, ids only",
         "crate: fill_info, id only",
     ];
     let mut ns = vec![Vec::new(); names.len()];
@@ -405,6 +409,9 @@ fn main() {
                     black_box(bytes);
                     recs.len()
                 }
+                4 => raw_records(view, SCOPE_TASKS, INFO_ID, &mut room, |c| {
+                    black_box(c);
+                }),
                 _ => {
                     pm.fill_info(Query::all_tasks(), InfoFields::NONE, &mut ids_only)
                         .expect("fill_info");

@@ -798,45 +798,92 @@ impl TaskInfo {
     }
 
     /// [`TaskInfo::from_record`] with the units read once per listing: a
-    /// listing converts every record with the same ones. Inlined, so that
-    /// a listing builds each record in its `Vec` rather than copying it
-    /// there.
+    /// listing converts every record with the same ones.
     #[inline(always)]
     pub(crate) fn from_record_in(
         r: &sys::PidmapInfo,
         wanted: InfoFields,
         units: RecordUnits,
     ) -> TaskInfo {
-        let has = InfoFields::from_mask(r.mask).intersection(wanted);
-        let when = |field: InfoFields| has.contains(field);
-        let id = r.mask & sys::PIDMAP_INFO_ID != 0;
-        let cpu = when(InfoFields::CPU_TIME);
-        let uids = when(InfoFields::UIDS);
-        let sched = when(InfoFields::SCHED);
-        let faults = when(InfoFields::FAULTS);
-        let ctxsw = when(InfoFields::CTX_SWITCHES);
-        TaskInfo {
-            tid: Pid::from_raw(r.tid()),
-            tgid: when(InfoFields::TGID).then(|| Pid::from_raw(r.tgid())),
-            ppid: when(InfoFields::PPID).then(|| Pid::from_raw(r.ppid())),
-            state: when(InfoFields::STATE).then(|| TaskState::from_letter(r.state)),
-            utime: cpu.then(|| units.whole_ticks(r.utime_ns)),
-            stime: cpu.then(|| units.whole_ticks(r.stime_ns)),
-            start_time: when(InfoFields::START_TIME).then(|| units.whole_ticks(r.start_time_ns)),
-            rss_pages: when(InfoFields::RSS).then(|| units.pages(r.rss_bytes)),
-            comm: when(InfoFields::COMM).then(|| Comm::from_padded(&r.comm)),
-            ruid: uids.then_some(r.ruid),
-            euid: uids.then_some(r.euid),
-            flags: when(InfoFields::FLAGS).then_some(TaskFlags(r.task_flags)),
-            nice: sched.then_some(r.nice),
-            priority: sched.then_some(r.priority),
-            policy: sched.then_some(r.policy),
-            num_threads: when(InfoFields::NUM_THREADS).then_some(r.num_threads),
-            min_flt: faults.then_some(r.min_flt),
-            maj_flt: faults.then_some(r.maj_flt),
-            nvcsw: ctxsw.then_some(r.nvcsw),
-            nivcsw: ctxsw.then_some(r.nivcsw),
-            pidfs_id: (id && r.pidfs_id != 0).then_some(r.pidfs_id),
+        let mut t = TaskInfo::new(Pid::from_raw(r.tid()));
+        t.set_from_record(r, wanted, units);
+        t
+    }
+
+    /// Append the record of every one of `records` to `out`, with the
+    /// fields both asked for and filled. Each is made in its place in
+    /// `out` (every field `None`, then those fields set), not built
+    /// aside and copied there: a `TaskInfo` is 288 bytes, and its copy
+    /// cost more than an id-only record's fields.
+    #[inline]
+    pub(crate) fn extend_from_records(
+        out: &mut Vec<TaskInfo>,
+        records: &[sys::PidmapInfo],
+        wanted: InfoFields,
+        units: RecordUnits,
+    ) {
+        out.reserve(records.len());
+        for r in records {
+            out.push(TaskInfo::new(Pid::from_raw(r.tid())));
+            if let Some(t) = out.last_mut() {
+                t.set_from_record(r, wanted, units);
+            }
+        }
+    }
+
+    /// Set, on a record whose fields are all `None`, those of `r` both
+    /// asked for and filled: one test per field, and work only for those.
+    #[inline(always)]
+    fn set_from_record(&mut self, r: &sys::PidmapInfo, wanted: InfoFields, units: RecordUnits) {
+        let has = InfoFields::from_mask(r.mask).intersection(wanted).bits();
+        let when = |bit: u64| has & bit != 0;
+        if r.mask & sys::PIDMAP_INFO_ID != 0 && r.pidfs_id != 0 {
+            self.pidfs_id = Some(r.pidfs_id);
+        }
+        if when(sys::PIDMAP_INFO_ID) {
+            self.tgid = Some(Pid::from_raw(r.tgid()));
+        }
+        if when(sys::PIDMAP_INFO_PPID) {
+            self.ppid = Some(Pid::from_raw(r.ppid()));
+        }
+        if when(sys::PIDMAP_INFO_STATE) {
+            self.state = Some(TaskState::from_letter(r.state));
+        }
+        if when(sys::PIDMAP_INFO_CPUTIME) {
+            self.utime = Some(units.whole_ticks(r.utime_ns));
+            self.stime = Some(units.whole_ticks(r.stime_ns));
+        }
+        if when(sys::PIDMAP_INFO_START_TIME) {
+            self.start_time = Some(units.whole_ticks(r.start_time_ns));
+        }
+        if when(sys::PIDMAP_INFO_RSS) {
+            self.rss_pages = Some(units.pages(r.rss_bytes));
+        }
+        if when(sys::PIDMAP_INFO_COMM) {
+            self.comm = Some(Comm::from_padded(&r.comm));
+        }
+        if when(sys::PIDMAP_INFO_CREDS) {
+            self.ruid = Some(r.ruid);
+            self.euid = Some(r.euid);
+        }
+        if when(sys::PIDMAP_INFO_TASK_FLAGS) {
+            self.flags = Some(TaskFlags(r.task_flags));
+        }
+        if when(sys::PIDMAP_INFO_SCHED) {
+            self.nice = Some(r.nice);
+            self.priority = Some(r.priority);
+            self.policy = Some(r.policy);
+        }
+        if when(sys::PIDMAP_INFO_NUM_THREADS) {
+            self.num_threads = Some(r.num_threads);
+        }
+        if when(sys::PIDMAP_INFO_FAULTS) {
+            self.min_flt = Some(r.min_flt);
+            self.maj_flt = Some(r.maj_flt);
+        }
+        if when(sys::PIDMAP_INFO_CTXSW) {
+            self.nvcsw = Some(r.nvcsw);
+            self.nivcsw = Some(r.nivcsw);
         }
     }
 

@@ -117,8 +117,12 @@ pub(super) fn merge(
     settled
 }
 
-/// Remove the elements at `indices` (ascending) from `out`, in one pass.
+/// Remove the elements at `indices` (ascending) from `out`, in one pass;
+/// none at all, without a pass (the common case: no task went away).
 pub(super) fn remove_indices<T>(out: &mut Vec<T>, indices: &[usize]) {
+    if indices.is_empty() {
+        return;
+    }
     let mut drop = indices.iter().copied().peekable();
     let mut i = 0;
     out.retain(|_| {

@@ -85,12 +85,7 @@ impl Pidmap {
                     None => uncovered.push(first + i),
                 }
             }
-            // Written in place into `out`'s room, not built and then moved.
-            out.extend(
-                records
-                    .iter()
-                    .map(|r| TaskInfo::from_record_in(r, ask.fields, units)),
-            );
+            TaskInfo::extend_from_records(out, records, ask.fields, units);
             Ok(())
         })?;
         if r.is_err() {

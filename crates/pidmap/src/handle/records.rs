@@ -169,12 +169,7 @@ impl Pidmap {
             for r in records.iter() {
                 shape.count(r);
             }
-            // Written in place into `out`'s room, not built and then moved.
-            out.extend(
-                records
-                    .iter()
-                    .map(|r| TaskInfo::from_record_in(r, fields, units)),
-            );
+            TaskInfo::extend_from_records(out, records, fields, units);
             Ok(())
         })
     }
