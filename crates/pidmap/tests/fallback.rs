@@ -645,3 +645,173 @@ fn the_backend_variable_is_read_only_when_asked() {
          12 from_env ignored procfs, 13 new() is not Auto)"
     );
 }
+
+const EXEC_GENERATION: &str = "PIDMAP_TEST_EXEC_GENERATION";
+const EXEC_DIR: &str = "PIDMAP_TEST_EXEC_DIR";
+const EXEC_TEST: &str = "a_thread_that_execs_in_a_loop_is_neither_missed_nor_read_twice";
+
+/// The child of the exec test, generation `generation`: a thread named
+/// `e<generation>`, then the leader renamed `l<generation>`, then the
+/// thread `execve()`s this test binary again through the link `g0` or
+/// `g1` of `dir` (the next generation's parity: its leader's name until it
+/// renames itself), and so on until killed.
+fn exec_child(generation: u64, dir: &str) -> ! {
+    use std::ffi::CString;
+    let next = generation + 1;
+    let path = CString::new(format!("{dir}/g{}", next % 2)).unwrap();
+    let args: Vec<CString> = [
+        path.to_str().unwrap(),
+        "--exact",
+        EXEC_TEST,
+        "--test-threads=1",
+        "-q",
+    ]
+    .iter()
+    .map(|a| CString::new(*a).unwrap())
+    .collect();
+    let env: Vec<CString> = std::env::vars()
+        .filter(|(k, _)| k != EXEC_GENERATION)
+        .map(|(k, v)| format!("{k}={v}"))
+        .chain([format!("{EXEC_GENERATION}={next}")])
+        .map(|kv| CString::new(kv).unwrap())
+        .collect();
+    let (named_tx, named_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let name = CString::new(format!("e{generation}")).unwrap();
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string we own.
+        unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+        named_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        // SAFETY: the path, argv and envp are NUL-terminated strings and
+        // NULL-terminated arrays that live until the call.
+        unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        panic!("execve: {}", std::io::Error::last_os_error());
+    });
+    named_rx.recv().unwrap();
+    // The leader may not be this thread (the harness's): named by its
+    // `comm` file.
+    let leader = std::process::id();
+    std::fs::write(
+        format!("/proc/self/task/{leader}/comm"),
+        format!("l{generation}"),
+    )
+    .unwrap();
+    go_tx.send(()).unwrap();
+    let _ = thread.join();
+    unreachable!("the thread's execve() ended this image");
+}
+
+/// A thread that `execve()`s takes its group's number (`de_thread()`), and
+/// the old leader, dead, takes the thread's for a moment: a refresh that
+/// reads the group across an exec must read the exec'ing thread once, and
+/// not the old leader in its place. A child execs from a non-leader thread
+/// in a loop, naming its tasks so that a refresh shows which generation
+/// it read each in; the default and the kept-files handles refresh every
+/// task meanwhile. In each refresh: the leader's number is there; a leader
+/// named `l<k>` (renamed after its thread `e<k>` was named, and before
+/// that thread's exec) comes with a thread `e<k>` (else the exec'ing
+/// thread was missed, its number read after the exec and the leader's
+/// before); a thread `e<k>` comes with a leader of its own generation,
+/// `l<k>` or the link `g<k % 2>` it was started by (else the exec'ing
+/// thread was read twice, before its exec and after, as the leader, which
+/// shows `e<k>` too between the exchange of numbers and the exec's
+/// naming).
+#[test]
+fn a_thread_that_execs_in_a_loop_is_neither_missed_nor_read_twice() {
+    if let Ok(generation) = std::env::var(EXEC_GENERATION) {
+        let dir = std::env::var(EXEC_DIR).unwrap();
+        exec_child(generation.parse().unwrap(), &dir);
+    }
+    let dir = std::env::temp_dir().join(format!("pidmap-exec-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for link in ["g0", "g1"] {
+        std::os::unix::fs::symlink(&exe, dir.join(link)).unwrap();
+    }
+    let mut child = std::process::Command::new(dir.join("g0"))
+        .args(["--exact", EXEC_TEST, "--test-threads=1", "-q"])
+        .env(EXEC_GENERATION, "0")
+        .env(EXEC_DIR, &dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let g = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let fields = pidmap::InfoFields::TGID | pidmap::InfoFields::COMM;
+    let mut handles = [
+        procfs_backend(),
+        Pidmap::builder()
+            .backend(Backend::Procfs)
+            .keep_files(true)
+            .build()
+            .unwrap(),
+    ];
+    let mut recs = Vec::new();
+    let (mut refreshes, mut generations) = (0u32, BTreeSet::new());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    let mut failure = None;
+    'refresh: while std::time::Instant::now() < deadline {
+        for (h, pm) in handles.iter_mut().enumerate() {
+            pm.fill_info(Query::all_tasks(), fields, &mut recs).unwrap();
+            refreshes += 1;
+            let name = |r: &pidmap::TaskInfo| {
+                String::from_utf8_lossy(r.comm.as_ref().map_or(&[][..], |c| c.as_bytes()))
+                    .into_owned()
+            };
+            let group: Vec<(Pid, String)> = recs
+                .iter()
+                .filter(|r| r.tgid == Some(g))
+                .map(|r| (r.tid, name(r)))
+                .collect();
+            let Some(leader) = group.iter().find(|(t, _)| *t == g).map(|(_, n)| n.clone()) else {
+                let tids: Vec<_> = recs.iter().filter(|r| r.tid == g).collect();
+                failure = Some(format!(
+                    "handle {h}: the leader's number {g} missing from its group: {tids:?}"
+                ));
+                break 'refresh;
+            };
+            if let Some(k) = leader.strip_prefix('l') {
+                generations.insert(k.to_owned());
+                let thread = format!("e{k}");
+                if !group.iter().any(|(t, n)| *t != g && *n == thread) {
+                    failure = Some(format!(
+                        "handle {h}: {thread} missed beside leader {leader}: {group:?}"
+                    ));
+                    break 'refresh;
+                }
+            }
+            for (t, n) in &group {
+                let Some(k) = n.strip_prefix('e').and_then(|k| k.parse::<u64>().ok()) else {
+                    continue;
+                };
+                // The leader's number under `e<k>`: the exec'ing thread
+                // after `de_thread()`, before the exec names it; then no
+                // other task is `e<k>` (that one is checked from its side).
+                if *t == g {
+                    continue;
+                }
+                if leader != format!("l{k}") && leader != format!("g{}", k % 2) {
+                    failure = Some(format!(
+                        "handle {h}: {n} ({t}) beside leader {leader}: {group:?}"
+                    ));
+                    break 'refresh;
+                }
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(failure, None, "after {refreshes} refreshes");
+    assert!(
+        generations.len() >= 5,
+        "the child went through {} generations in {refreshes} refreshes",
+        generations.len()
+    );
+}

@@ -4,15 +4,16 @@
 //! components to walk instead of four), then the group's `statm` once
 //! for the exact RSS (or each task's `status` with the uids).
 //!
-//! On a handle that keeps files ([`super::kept`]), nothing is listed when
-//! no task was created since the last complete refresh (the kernel's
-//! count of forks, [`super::kept::Unchanged`]): the last refresh's groups
-//! and tasks are read again, kept files with one `pread`, the files over
-//! the budget by their path. Otherwise the proc root is listed, and a
-//! group the last refresh knew is not listed when its own `stat` lines
-//! prove that no task joined it. Each known task's `stat` is read again
-//! (the record needs it anyway); the first one read gives the group's
-//! number of threads at that instant (`num_threads`,
+//! Every handle keeps the keys of its last refresh ([`super::kept`]); one
+//! built with `keep_files` keeps the files too. Nothing is listed when no
+//! task was created since the last complete refresh (the kernel's count
+//! of forks, [`super::kept::Unchanged`]): the last refresh's groups and
+//! tasks are read again, kept files with one `pread`, the others by their
+//! path below the group's `task` directory. Otherwise the proc root is
+//! listed, and a group the last refresh knew is not listed when its own
+//! `stat` lines prove that no task joined it. Each known task's `stat` is
+//! read again (the record needs it anyway), the leader's first; each line
+//! gives the group's number of threads at that instant (`num_threads`,
 //! `signal->nr_threads`, which `copy_process()` and `__exit_signal()`
 //! change under `tasklist_lock` together with the pid hash that `/proc`
 //! lists). A kept file names its task for good (it reads `ESRCH` once
@@ -20,24 +21,26 @@
 //! path may find another task that took the number, and counts only if
 //! that task started in a clock tick before the refresh did. So when
 //! every file of the group reads, those tasks were all alive at the first
-//! read; if they are as many as the group had threads then, no other
-//! task was in it, and a task that lived through the whole refresh
+//! read; if every line shows as many threads as were read, no other task
+//! was in the group then, and a task that lived through the whole refresh
 //! cannot be missed. Any other case (a file gone or denied, a count that
-//! differs, a task too young to prove, a group the last refresh did not
-//! know) lists the directory and reads the tasks not read yet.
+//! differs or moved, a task too young to prove, a group the last refresh
+//! did not know) lists the directory and reads the group again, until a
+//! pass sees it unchanged (see [`Groups::group`] for why an exec needs
+//! that).
 //!
 //! The records are made in group order, in the caller's `Vec`, and stay
 //! there if that is tid order; else they are handed out in tid order.
 
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use super::dirent::{parse_id, read_ids};
-use super::kept::{FileKey, TaskFile};
+use super::kept::{FileKey, KeptFd, TaskFile};
 use super::listed::TaskRef;
 use super::path::{Base, ProcPath};
 use super::record_buffers::GroupScratch;
-use super::records::{apply_status, parse_statm, stat_record};
+use super::records::{apply_status, parse_statm, stat_record, StatFacts};
 use super::task_files::{OpenAt, Read, TaskFiles};
 use super::{is_fd_table_full, is_gone_errno, open_task_dir, Fallback};
 use crate::error::{Error, Result};
@@ -57,19 +60,17 @@ impl Fallback {
         skip_k: bool,
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
-        let keep = self.keep_files;
-        // Begun before the listing: on a full fd table it closes every
-        // kept file (and keeps none for the rest of the refresh).
-        self.records.kept_for_tasks.begin(keep);
+        // Every handle keeps the keys of its last refresh (what lets it
+        // read a group without listing it); one built with `keep_files`
+        // keeps the files too. Begun before the listing: on a full fd
+        // table it closes every kept file (and keeps no key for the rest
+        // of the refresh).
+        self.records.kept_for_tasks.begin(true, self.keep_files);
         // Read before anything else: what the next refresh compares.
         let unchanged = &mut self.records.kept_for_tasks.unchanged;
-        let forks = if keep {
-            unchanged.read_forks(root)
-        } else {
-            None
-        };
-        let skip = keep && unchanged.may_skip_listings(root, forks);
-        let started = if keep { ticks_now() } else { 0 };
+        let forks = unchanged.read_forks(root);
+        let skip = unchanged.may_skip_listings(root, forks);
+        let started = ticks_now();
         let pids = if skip {
             let mut ids = std::mem::take(&mut self.scratch);
             ids.clone_from(&unchanged.groups);
@@ -80,7 +81,7 @@ impl Fallback {
         let pids = match pids {
             Ok(pids) => pids,
             Err(e) => {
-                self.records.kept_for_tasks.finish(keep);
+                self.records.kept_for_tasks.finish(true);
                 self.records.kept_for_tasks.unchanged.forget();
                 return Err(e);
             }
@@ -111,10 +112,8 @@ impl Fallback {
         let res = pids.iter().try_for_each(|&pid| groups.group(pid));
         let kept = &mut rb.kept_for_tasks;
         let complete = res.is_ok() && kept.knows_all();
-        kept.finish(keep);
-        if keep {
-            kept.unchanged.ended(forks, complete, &pids);
-        }
+        kept.finish(true);
+        kept.unchanged.ended(forks, complete, &pids);
         if res.is_ok() {
             let recs = &scratch.recs;
             let in_order = recs.first().map_or(true, |r| r.tid.as_raw() != 0)
@@ -148,20 +147,86 @@ struct Groups<'a, 'f> {
     s: &'a mut GroupScratch,
 }
 
+/// How many passes over a group whose tasks changed while it was read (a
+/// task gone, a count that moved) are made before the last one is taken
+/// as it is. Between two, the reader yields its CPU: a group in the middle
+/// of an exec waits for its other threads to exit, which they do only
+/// when they run.
+const PASSES: usize = 8;
+
+/// What one pass over a group's tasks saw.
+struct Pass {
+    /// Every file read, each of a task alive (and, read by its path in a
+    /// group not listed, started before the refresh).
+    all_read: bool,
+    /// The group's number of threads, as the first line read showed it.
+    threads: Option<u32>,
+    /// Every line read showed that same number.
+    counts_agree: bool,
+}
+
+impl Pass {
+    fn new() -> Self {
+        Pass {
+            all_read: true,
+            threads: None,
+            counts_agree: true,
+        }
+    }
+
+    fn see(&mut self, threads: Option<u32>) {
+        match (self.threads, threads) {
+            (_, None) => self.counts_agree = false,
+            (None, Some(t)) => self.threads = Some(t),
+            (Some(a), Some(b)) => self.counts_agree &= a == b,
+        }
+    }
+
+    /// Whether the pass read one group of `tasks` tasks that did not
+    /// change while it was read (see [`Groups::group`]).
+    fn consistent(&self, tasks: u32) -> bool {
+        self.all_read && self.counts_agree && self.threads.map_or(true, |t| t == tasks)
+    }
+}
+
 impl Groups<'_, '_> {
     /// The records of thread group `pid`, appended.
+    ///
+    /// A pass over a group reads its leader's `stat` first, then the
+    /// others'. It is taken when every file read shows a live task and
+    /// every line the same number of threads, that of the tasks read:
+    /// then no thread `execve()`d during the pass. Such an exec
+    /// (`de_thread()`) first kills the group's other threads, then gives
+    /// the exec'ing thread the leader's number and the old leader its own,
+    /// and releases the old leader: a pass that read the leader before it
+    /// and another thread after it finds that thread gone (or the old
+    /// leader, dead, under its number), and one that read the leader after
+    /// it counts fewer threads there than before. Either kind of pass is
+    /// made again from a listing of the group, up to [`PASSES`] times, so
+    /// that the exec'ing thread is neither missed (the old leader's line
+    /// read for the leader's number, the thread's own number gone) nor read
+    /// twice (under both numbers).
     fn group(&mut self, pid: i32) -> Result<()> {
         let first_rec = self.s.recs.len();
         let mark = self.files.kept.mark();
-        self.s.read.clear();
         self.s.denied.clear();
         let range = self.files.kept.group(pid);
-        // The last refresh's `stat` files of the group, ascending.
-        let (mut known, mut all_read, mut threads) = (0u32, true, None);
+        let is_stat_of = |k: Option<FileKey>, tid: i32| {
+            k.is_some_and(|k| k.file == TaskFile::Stat && k.tid == tid)
+        };
+        // The last refresh's `stat` files of the group, its leader's
+        // first, then ascending.
+        let leader = range
+            .clone()
+            .find(|&i| is_stat_of(self.files.kept.key_at(i), pid));
+        let (mut known, mut pass) = (0u32, Pass::new());
         // The group's `task` directory, opened (not listed) for the files
         // read by their path: two path components each instead of four.
         let (mut task_dir, mut dir_tried) = (None, false);
-        for i in range.clone() {
+        for i in leader
+            .into_iter()
+            .chain(range.clone().filter(|&i| Some(i) != leader))
+        {
             let Some(key) = self.files.kept.key_at(i) else {
                 break;
             };
@@ -186,35 +251,61 @@ impl Groups<'_, '_> {
                     (self.files.read_file(key, None, at)?, true)
                 }
             };
-            match read {
-                Read::Bytes(n) => {
-                    // A task read by its path counts as one that was in
-                    // the group when its first file was read only if it
-                    // started before the refresh did (no task is created
-                    // while the count of them says none was).
-                    if by_path && !self.skip_listings {
-                        let before =
-                            start_ticks(&self.files.buf[..n]).is_some_and(|t| t < self.started);
-                        all_read &= before;
-                    }
-                    let t = self.stat(key, n)?;
-                    threads = threads.or(Some(t));
-                }
-                Read::Denied => {
-                    all_read = false;
-                    self.denied(key);
-                }
-                Read::Gone => all_read = false,
-            }
+            // A task read by its path counts as one that was in the group
+            // when its first file was read only if it started before the
+            // refresh did (no task is created while the count of them
+            // says none was).
+            let prove_start = by_path && !self.skip_listings;
+            self.count(&mut pass, key, read, prove_start, true)?;
         }
-        let complete = all_read && known > 0 && threads == Some(Some(known));
-        let dir = if complete || self.skip_listings {
+        let dir = if known > 0 && pass.consistent(known) {
             task_dir
         } else {
-            self.list_and_read(pid, task_dir)?
+            let mut dir = task_dir;
+            for again in 0..PASSES {
+                let rewind = again > 0;
+                if rewind {
+                    std::thread::yield_now();
+                }
+                let (open, consistent) = self.list_and_read(pid, dir, rewind, first_rec, mark)?;
+                dir = open;
+                if consistent || dir.is_none() {
+                    break;
+                }
+            }
+            dir
         };
         self.extras(pid, first_rec, range, dir.as_ref())?;
         self.files.kept.sort_since(mark);
+        Ok(())
+    }
+
+    /// Count what reading `key`'s `stat` gave into `pass` (and make its
+    /// record); a denied file fails the pass if `denied_fails`.
+    fn count(
+        &mut self,
+        pass: &mut Pass,
+        key: FileKey,
+        read: Read,
+        prove_start: bool,
+        denied_fails: bool,
+    ) -> Result<()> {
+        match read {
+            Read::Bytes(n) => match self.stat(key, n)? {
+                Some(facts) => {
+                    if prove_start {
+                        pass.all_read &= facts.start_ticks.is_some_and(|t| t < self.started);
+                    }
+                    pass.see(facts.threads);
+                }
+                None => pass.all_read = false,
+            },
+            Read::Denied => {
+                pass.all_read &= !denied_fails;
+                self.denied(key);
+            }
+            Read::Gone => pass.all_read = false,
+        }
         Ok(())
     }
 
@@ -231,83 +322,116 @@ impl Groups<'_, '_> {
         dir.map_err(|e| Error::io(format!("listing the tasks of process {pid}"), e))
     }
 
-    /// List the group's `task` directory (`dir` if it is open already,
-    /// unread) and read the `stat` of each task not read yet; the
-    /// directory, open (`None` if the group is gone or the view denies
-    /// it).
-    fn list_and_read(&mut self, pid: i32, dir: Option<OwnedFd>) -> Result<Option<OwnedFd>> {
+    /// A pass over the group from a listing of its `task` directory (`dir`
+    /// if it is open already, read before if `rewind`): the group's records and kept files
+    /// since `first_rec` and `mark` are taken back, and each listed task's
+    /// `stat` read again (through its kept file, if any), the leader's
+    /// first. The directory, open (`None` if the group is gone or the view
+    /// denies it), and whether the pass is consistent ([`Pass`]).
+    fn list_and_read(
+        &mut self,
+        pid: i32,
+        dir: Option<OwnedFd>,
+        rewind: bool,
+        first_rec: usize,
+        mark: usize,
+    ) -> Result<(Option<OwnedFd>, bool)> {
         let context = || format!("listing the tasks of process {pid}");
         let dir = match dir {
             Some(dir) => dir,
             None => match self.open_dir(pid)? {
                 Some(dir) => dir,
-                None => return Ok(None),
+                None => return Ok((None, true)),
             },
         };
         #[cfg(test)]
         super::read_counter::count_listing(pid);
-        self.s.listed.clear();
-        let listed = &mut self.s.listed;
+        if rewind {
+            rustix::fs::seek(&dir, rustix::fs::SeekFrom::Start(0))
+                .map_err(|e| Error::io(context(), e.into()))?;
+        }
+        let mut listed = std::mem::take(&mut self.s.listed);
+        listed.clear();
         match read_ids(self.dirents, dir.as_fd(), 1, parse_id, |id| listed.push(id)) {
             Ok(()) => {}
             // Exited while its directory was read: what was read stays,
             // as a snapshot.
             Err(e) if is_gone_errno(&e) => {}
-            Err(e) => return Err(Error::io(context(), e)),
-        }
-        if !self.s.listed.windows(2).all(|w| w[0] < w[1]) {
-            self.s.listed.sort_unstable();
-        }
-        // `read` is ascending (the kept files are in key order).
-        let mut r = 0;
-        for l in 0..self.s.listed.len() {
-            let tid = self.s.listed[l];
-            while self.s.read.get(r).is_some_and(|&t| t < tid) {
-                r += 1;
+            Err(e) => {
+                self.s.listed = listed;
+                return Err(Error::io(context(), e));
             }
-            if self.s.read.get(r) == Some(&tid) {
-                continue;
-            }
+        }
+        if !listed.windows(2).all(|w| w[0] < w[1]) {
+            listed.sort_unstable();
+        }
+        self.s.recs.truncate(first_rec);
+        self.s.denied.clear();
+        let mut held = std::mem::take(&mut self.s.held);
+        self.files.kept.take_since(mark, &mut held);
+        let mut pass = Pass::new();
+        let res = self.read_listed(pid, dir.as_fd(), &listed, &mut held, &mut pass);
+        // The files of tasks no longer listed are closed.
+        held.clear();
+        self.s.held = held;
+        let tasks = u32::try_from(listed.len()).unwrap_or(u32::MAX);
+        self.s.listed = listed;
+        res?;
+        Ok((Some(dir), pass.consistent(tasks)))
+    }
+
+    /// Read the `stat` of each of `listed` (the leader's first) below
+    /// `dir`, through its file in `held` if there is one.
+    fn read_listed(
+        &mut self,
+        pid: i32,
+        dir: BorrowedFd<'_>,
+        listed: &[i32],
+        held: &mut [(FileKey, Option<KeptFd>)],
+        pass: &mut Pass,
+    ) -> Result<()> {
+        let leader = listed.iter().position(|&t| t == pid);
+        for l in leader
+            .into_iter()
+            .chain((0..listed.len()).filter(|&l| Some(l) != leader))
+        {
             let key = FileKey {
                 tgid: pid,
-                tid,
+                tid: listed[l],
                 file: TaskFile::Stat,
             };
-            match self
-                .files
-                .read_file(key, None, OpenAt::TaskDir(dir.as_fd()))?
-            {
-                Read::Bytes(n) => {
-                    self.stat(key, n)?;
-                }
-                Read::Denied => self.denied(key),
-                Read::Gone => {}
-            }
+            let fd = held
+                .binary_search_by_key(&key, |(k, _)| *k)
+                .ok()
+                .and_then(|h| held[h].1.take());
+            let read = self.files.read_file(key, fd, OpenAt::TaskDir(dir))?;
+            self.count(pass, key, read, false, false)?;
         }
-        Ok(Some(dir))
+        Ok(())
     }
 
     /// A record from the `stat` line in the buffer (left out if it is a
-    /// kernel thread's and those are not wanted); the group's number of
-    /// threads it shows.
-    fn stat(&mut self, key: FileKey, n: usize) -> Result<Option<u32>> {
+    /// kernel thread's and those are not wanted), and what else the line
+    /// says; `None` if it shows a dead task (no record).
+    fn stat(&mut self, key: FileKey, n: usize) -> Result<Option<StatFacts>> {
         let task = TaskRef {
             tid: key.tid,
             tgid: key.tgid,
         };
-        let (info, kthread, threads) = stat_record(task, self.fields, &self.files.buf[..n])?;
-        self.s.read.push(key.tid);
-        if !(self.skip_k && kthread) {
+        let (info, facts) = stat_record(task, self.fields, &self.files.buf[..n])?;
+        if facts.dead {
+            return Ok(None);
+        }
+        if !(self.skip_k && facts.kthread) {
             self.s.recs.push(info);
         }
-        Ok(threads)
+        Ok(Some(facts))
     }
 
     /// A task whose `stat` the view denies: its tid alone (and its key
     /// kept for the next refresh).
     fn denied(&mut self, key: FileKey) {
         self.files.kept.remember(key);
-        self.s.read.push(key.tid);
         self.s.denied.push(key.tid);
         self.s.recs.push(TaskInfo::new(Pid::from_raw(key.tid)));
     }
@@ -402,15 +526,6 @@ fn ticks_now() -> u64 {
     let nsecs = u64::try_from(now.tv_nsec).unwrap_or(0);
     secs.saturating_mul(hz)
         .saturating_add(nsecs.saturating_mul(hz) / 1_000_000_000)
-}
-
-/// Field 22 of a stat line: the task's start time, in clock ticks since
-/// boot (the fields after the name, which ends at the line's last `)`,
-/// are separated by one space each).
-fn start_ticks(line: &[u8]) -> Option<u64> {
-    let close = line.iter().rposition(|&b| b == b')')?;
-    let field = line.get(close + 2..)?.split(|&b| b == b' ').nth(22 - 3)?;
-    std::str::from_utf8(field).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -636,14 +751,24 @@ mod tests {
         );
     }
 
+    /// The start time a stat line gives is on the clock the refresh's
+    /// start is read from (`ticks_now`), in the same unit.
     #[test]
-    fn the_start_time_is_field_22() {
+    fn the_start_time_is_on_the_refresh_clock() {
+        use super::super::listed::TaskRef;
         let line = b"12 (a) b) (c) S 1 12 12 0 -1 4194560 5 0 0 0 7 8 0 0 20 0 3 0 4567 1000 50 18446744073709551615\n";
-        assert_eq!(super::start_ticks(line), Some(4567));
-        assert_eq!(super::start_ticks(b"12 (x) S 1 12"), None);
-        let own = std::fs::read("/proc/thread-self/stat").unwrap();
-        let t = super::start_ticks(&own).expect("a start time");
-        assert!(t <= super::ticks_now(), "{t} {}", super::ticks_now());
+        let task = TaskRef { tid: 12, tgid: 12 };
+        let (_, facts) = super::stat_record(task, InfoFields::TGID, line).unwrap();
+        assert_eq!((facts.start_ticks, facts.threads), (Some(4567), Some(3)));
+        let before = super::ticks_now();
+        std::thread::spawn(move || {
+            let own = std::fs::read("/proc/thread-self/stat").unwrap();
+            let (_, facts) = super::stat_record(task, InfoFields::TGID, &own).unwrap();
+            let t = facts.start_ticks.expect("a start time");
+            assert!(before <= t && t <= super::ticks_now(), "{before} {t}");
+        })
+        .join()
+        .unwrap();
     }
 
     /// A kept refresh with no task created since the last lists neither

@@ -18,15 +18,27 @@
 //! path, without listing its group when it can prove it complete (see
 //! [`super::group_refresh`] and [`Unchanged`]).
 //!
-//! Bounds: the handles of a process keep together at most half the soft
-//! `RLIMIT_NOFILE` less 64 files (the rest of the table stays the
-//! caller's); each costs the kernel about 5 KiB (a `struct file`, its
-//! `seq_file` and the page it formats into). If an open fails with
+//! Bounds: the handles of a process keep a file only while both its
+//! number and their count of kept files are below the soft
+//! `RLIMIT_NOFILE` less a reserve left to the rest of the process
+//! ([`ceiling`]): 1,024 fds (the soft limit most systems start a program
+//! with, so a program written for that limit keeps every fd it could have
+//! had), or half the limit when that is lower. A new fd takes the lowest
+//! free number, so a number at the ceiling means at least that many fds
+//! are open, whoever opened them: past it a file is read and closed, and
+//! only its key is kept (nothing is lost; the next refresh reads it by its
+//! path). Each kept file costs the kernel about 5 KiB (a `struct file`,
+//! its `seq_file` and the page it formats into). If an open fails with
 //! `EMFILE`/`ENFILE` while the handle keeps files, they are all closed,
 //! none is kept for the rest of the refresh and the open is tried once
 //! more: the error reaches the caller unless this handle's files made it.
+//!
+//! A handle that keeps no files (the default) still keeps the keys of its
+//! last refresh of every task: with them it reads a known group's tasks by
+//! their path and lists the group only when it cannot prove it complete,
+//! as for the files over the budget.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustix::fs::{AtFlags, OFlags, StatxFlags};
@@ -41,11 +53,14 @@ static KEPT_IN_PROCESS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) struct KeptFd(OwnedFd);
 
 impl KeptFd {
-    /// Count `fd` as kept if the process's budget allows; else give it
-    /// back (to be closed).
-    fn new(fd: OwnedFd, budget: usize) -> Result<KeptFd, OwnedFd> {
+    /// Count `fd` as kept if its number and the process's kept files are
+    /// below `ceiling`; else give it back (to be closed).
+    fn new(fd: OwnedFd, ceiling: usize) -> Result<KeptFd, OwnedFd> {
+        if usize::try_from(fd.as_raw_fd()).map_or(true, |n| n >= ceiling) {
+            return Err(fd);
+        }
         let counted = KEPT_IN_PROCESS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-            (n < budget).then_some(n + 1)
+            (n < ceiling).then_some(n + 1)
         });
         match counted {
             Ok(_) => Ok(KeptFd(fd)),
@@ -107,9 +122,12 @@ pub(crate) struct KeptFiles {
     cursor: usize,
     /// This refresh's files, in the order visited (ascending).
     this: Vec<(FileKey, Option<KeptFd>)>,
-    /// How many files the process may keep (0: none, in a refresh that
-    /// keeps none).
-    budget: usize,
+    /// Whether this refresh keeps the keys of the files it reads (a full
+    /// refresh, until a full fd table makes it drop them).
+    keys: bool,
+    /// Below which fd number and count the process keeps files
+    /// ([`ceiling`]; 0: this refresh keeps none, only keys).
+    ceiling: usize,
     /// What tells a refresh of every task that no task was created since
     /// the last one (see [`Unchanged`]).
     pub(crate) unchanged: Unchanged,
@@ -121,27 +139,30 @@ pub(crate) struct KeptFiles {
 }
 
 impl KeptFiles {
-    /// Start a refresh: `keep` says whether it may use and keep files
-    /// (a full refresh) or only opens and closes (anything else).
-    pub(crate) fn begin(&mut self, keep: bool) {
+    /// Start a refresh: `keys` says whether it uses and keeps the last
+    /// one's keys (a full refresh) or only opens and closes (anything
+    /// else), `files` whether it keeps files too (a handle built with
+    /// `keep_files`).
+    pub(crate) fn begin(&mut self, keys: bool, files: bool) {
         self.cursor = 0;
         self.this.clear();
-        self.budget = if keep { process_budget() } else { 0 };
+        self.keys = keys;
+        self.ceiling = if keys && files { ceiling() } else { 0 };
     }
 
-    /// [`KeptFiles::begin`] with a budget of its own, for a test that must
-    /// not depend on how many files other tests of the process keep.
+    /// [`KeptFiles::begin`] with a ceiling of its own, for a test that
+    /// must not depend on how many files other tests of the process keep.
     #[cfg(test)]
-    fn begin_with_budget(&mut self, budget: usize) {
-        self.begin(budget > 0);
-        self.budget = budget;
+    fn begin_with_ceiling(&mut self, ceiling: usize) {
+        self.begin(true, ceiling > 0);
+        self.ceiling = ceiling;
     }
 
     /// The kept file for `key`, if the last refresh kept one. Keys must
     /// be asked in ascending order; those skipped are closed at
     /// [`KeptFiles::finish`].
     pub(crate) fn take(&mut self, key: FileKey) -> Option<KeptFd> {
-        if self.budget == 0 {
+        if !self.keys {
             return None;
         }
         while let Some((k, fd)) = self.last.get_mut(self.cursor) {
@@ -162,7 +183,7 @@ impl KeptFiles {
     /// those skipped are closed at [`KeptFiles::finish`]. The files are
     /// then had with [`KeptFiles::take_at`], in any order.
     pub(crate) fn group(&mut self, tgid: i32) -> std::ops::Range<usize> {
-        if self.budget == 0 {
+        if !self.keys {
             return 0..0;
         }
         while self
@@ -221,22 +242,33 @@ impl KeptFiles {
         tail[at..].rotate_right(1);
     }
 
+    /// Take back what this refresh kept since `mark` (one group's files
+    /// and keys, for another pass over the group) into `into`, cleared
+    /// first, in key order.
+    pub(crate) fn take_since(&mut self, mark: usize, into: &mut Vec<(FileKey, Option<KeptFd>)>) {
+        into.clear();
+        if mark < self.this.len() {
+            into.extend(self.this.drain(mark..));
+        }
+        into.sort_unstable_by_key(|(k, _)| *k);
+    }
+
     /// Keep again a file [`KeptFiles::take`] gave.
     pub(crate) fn keep_again(&mut self, key: FileKey, fd: KeptFd) {
         self.this.push((key, Some(fd)));
     }
 
-    /// Keep a file just opened, if the process's budget allows; else it
-    /// is closed, and only its key is kept (the next refresh knows the
-    /// task without listing its group: see [`Unchanged`]).
+    /// Keep a file just opened, if the ceiling allows; else it is closed,
+    /// and only its key is kept (the next refresh knows the task without
+    /// listing its group: see [`Unchanged`]).
     pub(crate) fn keep(&mut self, key: FileKey, fd: OwnedFd) {
-        if self.budget == 0 {
+        if !self.keys {
             return;
         }
-        let fd = if self.keys_only() {
+        let fd = if self.keys_only() || self.ceiling == 0 {
             None
         } else {
-            KeptFd::new(fd, self.budget).ok()
+            KeptFd::new(fd, self.ceiling).ok()
         };
         self.this.push((key, fd));
     }
@@ -254,7 +286,7 @@ impl KeptFiles {
     /// Keep the key of a file this refresh read but could not keep (its
     /// task's files are denied): the next refresh knows the task.
     pub(crate) fn remember(&mut self, key: FileKey) {
-        if self.budget > 0 {
+        if self.keys {
             self.this.push((key, None));
         }
     }
@@ -268,15 +300,16 @@ impl KeptFiles {
         self.last.clear();
         self.this.clear();
         self.cursor = 0;
-        self.budget = 0;
+        self.keys = false;
+        self.ceiling = 0;
         self.unchanged.forget();
         had
     }
 
     /// Whether this refresh kept the key of every file it read so far:
-    /// it keeps files and no full fd table made it drop them.
+    /// it keeps keys and no full fd table made it drop them.
     pub(crate) fn knows_all(&self) -> bool {
-        self.budget > 0
+        self.keys
     }
 
     /// End a refresh: close the last one's files it did not use, and keep
@@ -469,11 +502,23 @@ fn mount_lists_every_task(text: &[u8], mnt_id: u64) -> bool {
     false
 }
 
-/// Half the soft `RLIMIT_NOFILE` (taken as 2048 if unlimited) less 64.
-fn process_budget() -> usize {
+/// The fds the handles of a process leave to the rest of it: 1,024, the
+/// soft `RLIMIT_NOFILE` most systems give a program (one written for that
+/// limit then has every fd it could have had), or half the limit when
+/// that is lower. A monitor's table of 10,000 tasks thus fits a limit of
+/// about 11,500; half the limit, as before, needed 21,000.
+const RESERVE: u64 = 1024;
+
+/// Below which fd number and count the handles of the process keep files:
+/// the soft `RLIMIT_NOFILE` (taken as 2,048 if unlimited) less
+/// [`RESERVE`], or less half of it when it is below 2,048.
+pub(crate) fn ceiling() -> usize {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let soft = limit.current.unwrap_or(2048);
-    usize::try_from((soft / 2).saturating_sub(64)).unwrap_or(usize::MAX)
+    ceiling_of(limit.current.unwrap_or(2048))
+}
+
+fn ceiling_of(soft: u64) -> usize {
+    usize::try_from(soft - RESERVE.min(soft / 2)).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -532,6 +577,17 @@ mod tests {
         );
     }
 
+    /// The reserve left to the rest of the process: 1,024 fds, or half
+    /// a limit below 2,048.
+    #[test]
+    fn the_ceiling_leaves_a_reserve() {
+        assert_eq!(ceiling_of(20_000), 18_976);
+        assert_eq!(ceiling_of(2048), 1024);
+        assert_eq!(ceiling_of(1024), 512);
+        assert_eq!(ceiling_of(100), 50);
+        assert_eq!(ceiling_of(0), 0);
+    }
+
     #[test]
     fn the_fork_count_and_the_mount_options_parse() {
         assert_eq!(
@@ -568,7 +624,7 @@ mod tests {
             file,
         };
         let mut kept = KeptFiles::default();
-        kept.begin_with_budget(usize::MAX);
+        kept.begin_with_ceiling(usize::MAX);
         kept.remember(key(3, TaskFile::Stat));
         let mark = kept.mark();
         for k in [
@@ -613,14 +669,14 @@ mod tests {
         };
         let open = || -> OwnedFd { std::fs::File::open("/proc/self/stat").unwrap().into() };
         let mut kept = KeptFiles::default();
-        kept.begin_with_budget(usize::MAX);
+        kept.begin_with_ceiling(usize::MAX);
         for tid in [3, 5, 7] {
             assert!(kept.take(key(tid)).is_none());
             kept.keep(key(tid), open());
         }
         kept.finish(true);
         assert_eq!(kept.len(), 3);
-        kept.begin_with_budget(usize::MAX);
+        kept.begin_with_ceiling(usize::MAX);
         assert!(kept.take(key(4)).is_none());
         let five = kept.take(key(5)).expect("kept from the last refresh");
         kept.keep_again(key(5), five);
@@ -628,7 +684,7 @@ mod tests {
         kept.finish(true);
         assert_eq!(kept.len(), 1, "3 and 7 were not asked for");
         // A refresh that keeps nothing leaves the last full one's files.
-        kept.begin(false);
+        kept.begin(false, false);
         assert!(kept.take(key(5)).is_none());
         kept.keep(key(9), open());
         kept.finish(false);

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::kept::KeptFiles;
+use super::kept::{FileKey, KeptFd, KeptFiles};
 use super::listed::TaskRef;
 use crate::info::TaskInfo;
 
@@ -41,10 +41,11 @@ impl RecordBuffers {
 pub(crate) struct GroupScratch {
     /// The records, in group order.
     pub(super) recs: Vec<TaskInfo>,
-    /// The tids of the group being read: listed, read, denied.
+    /// The tids of the group being read: listed, denied.
     pub(super) listed: Vec<i32>,
-    pub(super) read: Vec<i32>,
     pub(super) denied: Vec<i32>,
+    /// A group's files and keys, taken back for another pass over it.
+    pub(super) held: Vec<(FileKey, Option<KeptFd>)>,
     /// `(tid, index in recs)`, to hand the records out in tid order.
     order: Vec<(i32, u32)>,
 }

@@ -70,8 +70,8 @@ impl Fallback {
         // Begun before the listing, which closes every kept file (and
         // keeps none for the rest of the refresh) if the fd table is full.
         match mode {
-            Mode::Process => self.records.kept_for_processes.begin(full),
-            Mode::Task => self.records.kept_for_tasks.begin(full),
+            Mode::Process => self.records.kept_for_processes.begin(full, full),
+            Mode::Task => self.records.kept_for_tasks.begin(full, full),
         }
         let listed = self.list(root, Enumeration::Ids(q.with_kthreads()), start, &mut tasks);
         let mut file = std::mem::take(&mut self.records.file);
@@ -149,7 +149,8 @@ fn read_task(
         Read::Denied => return Ok(Some((TaskInfo::new(Pid::from_raw(tid)), false))),
         Read::Gone => return Ok(None),
     };
-    let (mut info, kthread, _) = stat_record(task, fields, &files.buf[..n])?;
+    let (mut info, facts) = stat_record(task, fields, &files.buf[..n])?;
+    let kthread = facts.kthread;
     let want = |f: InfoFields| fields.contains(f);
     // A thread whose group's RSS is known needs no file for it.
     let known_rss = match mode {
@@ -194,16 +195,32 @@ fn read_task(
     Ok(Some((info, kthread)))
 }
 
+/// What a stat line says beside the record.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StatFacts {
+    /// A kernel thread (`PF_KTHREAD`).
+    pub(super) kthread: bool,
+    /// Its group's number of threads (field 20).
+    pub(super) threads: Option<u32>,
+    /// Its start time (field 22), in clock ticks since boot.
+    pub(super) start_ticks: Option<u64>,
+    /// State `X` (`EXIT_DEAD`): the task is being released. A file of a
+    /// thread that `execve()`d shows, between `de_thread()`'s exchange of
+    /// the two numbers and the old leader's release, that old leader under
+    /// the thread's former number: it is read as gone.
+    pub(super) dead: bool,
+}
+
 /// A task's record from its stat line (`stat`'s rss, the approximate
 /// counter, in `rss_pages` if asked for: the caller replaces it with the
-/// exact count), whether it is a kernel thread, and its group's number
-/// of threads. The flags are read to tell kernel threads, and kept in the
-/// record only when asked for.
+/// exact count), and what else the line says ([`StatFacts`]). The flags
+/// are read to tell kernel threads, and kept in the record only when
+/// asked for.
 pub(super) fn stat_record(
     task: TaskRef,
     fields: InfoFields,
     line: &[u8],
-) -> Result<(TaskInfo, bool, Option<u32>)> {
+) -> Result<(TaskInfo, StatFacts)> {
     // The line is scanned up to the last field asked for: the policy
     // (field 41) only with the scheduling fields.
     let parsed = if fields.contains(InfoFields::SCHED) {
@@ -238,8 +255,13 @@ pub(super) fn stat_record(
     if let Some(c) = stat.counters {
         fill_counters(&mut info, &c, fields);
     }
-    let num_threads = stat.counters.map(|c| c.num_threads);
-    Ok((info, flags.contains(TaskFlags::KTHREAD), num_threads))
+    let facts = StatFacts {
+        kthread: flags.contains(TaskFlags::KTHREAD),
+        threads: stat.counters.map(|c| c.num_threads),
+        start_ticks: stat.counters.map(|c| c.start_time_ticks),
+        dead: stat.state == b'X',
+    };
+    Ok((info, facts))
 }
 
 /// The uids and the context switches of a `status` file, each if asked
@@ -569,6 +591,109 @@ mod tests {
         let err = refresh(&mut fb).expect_err("no kept file to close");
         assert_eq!(err.raw_os_error(), Some(libc::EMFILE), "{err:?}");
         drop(parked);
+    }
+
+    /// Under a low `RLIMIT_NOFILE` (1,024: a reserve of 512) a kept
+    /// refresh of more tasks than fit keeps files only below the ceiling,
+    /// loses no task, and leaves the application its reserve; once the
+    /// application's own fds pass the ceiling, a refresh keeps no new file
+    /// and still loses no task. Run in a child of its own (a re-run of
+    /// this test binary), as it sets the limit and fills the fd table.
+    #[test]
+    fn a_low_fd_limit_leaves_the_reserve_and_loses_no_task() {
+        const CHILD: &str = "PIDMAP_TEST_LOW_FD_LIMIT_CHILD";
+        const NAME: &str =
+            "fallback::records::tests::a_low_fd_limit_leaves_the_reserve_and_loses_no_task";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && text.contains("1 passed"), "{text}");
+            return;
+        }
+        let mut hard = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit on this child process, which runs
+        // this test alone.
+        unsafe {
+            assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard), 0);
+            let lim = libc::rlimit {
+                rlim_cur: 1024,
+                rlim_max: hard.rlim_max,
+            };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        }
+        assert_eq!(super::super::kept::ceiling(), 512);
+        let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let highest_fd = || {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .max()
+                .unwrap()
+        };
+        let root = crate::proc_root::ProcRoot::open("/proc".as_ref()).unwrap();
+        let mut fb = super::Fallback::keeping_files(true);
+        let me = crate::pid::Pid::this_process();
+        let refresh = |fb: &mut super::Fallback| {
+            let mut out = Vec::new();
+            fb.task_infos(
+                &root,
+                Query::all_tasks(),
+                InfoFields::TGID,
+                0,
+                usize::MAX,
+                &mut out,
+            )
+            .unwrap();
+            out.iter()
+                .filter(|i| i.tgid == Some(me))
+                .map(|i| i.tid)
+                .collect::<Vec<_>>()
+        };
+        let parked = ParkedThreads::spawn(600);
+        let mine = refresh(&mut fb);
+        for t in &parked.tids {
+            assert!(mine.contains(t), "{t} lost");
+        }
+        let kept = fb.records.kept_for_tasks.len();
+        assert!((300..=512).contains(&kept), "{kept} files kept");
+        assert!(highest_fd() <= 512, "an fd above the ceiling");
+        // The reserve is the application's: it opens 512 files.
+        let reserve: Vec<std::fs::File> = (0..512)
+            .map(|i| std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("file {i}: {e}")))
+            .collect();
+        drop(reserve);
+        // The application's own fds up to 700: past the ceiling.
+        let mut own = Vec::new();
+        while highest_fd() < 700 {
+            // SAFETY: dup of stderr; closed below.
+            let fd = unsafe { libc::dup(2) };
+            assert!(fd >= 0);
+            own.push(fd);
+        }
+        let more = ParkedThreads::spawn(100);
+        let before = open_fds();
+        let mine = refresh(&mut fb);
+        assert!(
+            open_fds() <= before,
+            "{} fds open, {before} before",
+            open_fds()
+        );
+        for t in parked.tids.iter().chain(&more.tids) {
+            assert!(mine.contains(t), "{t} lost");
+        }
+        for fd in own {
+            // SAFETY: closing the fds dup'ed above.
+            unsafe { libc::close(fd) };
+        }
+        drop((parked, more));
     }
 
     /// Reading the records chunk by chunk reads each task's file once:
