@@ -7,6 +7,8 @@ use crate::run::{self as cmd, step, timed};
 use crate::kernel::KernelArgs;
 use anyhow::{bail, Result};
 use clap::{Subcommand, ValueEnum};
+use sha2::{Digest, Sha256};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -73,7 +75,8 @@ pub enum PatchesCommand {
         #[arg(long, conflicts_with = "build_each")]
         upstream_clean_only: bool,
         /// Also build each prefix of the series (each patch must build on its
-        /// own, with no compiler warning: `KCFLAGS=-Werror`).
+        /// own, with no compiler warning: `KCFLAGS=-Werror`). A prefix built
+        /// clean before from the same inputs is not built again.
         #[arg(long)]
         build_each: bool,
         /// The architectures `--build-each` builds for (default: all three).
@@ -346,6 +349,9 @@ fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> 
     let tree = kernel::scratch_tree(args, "prefix")?;
     let build = xtask_dir().join(format!("linux/build-prefix-{}", arch.name()));
     kernel::configure_with(&tree, &build, arch.make_vars(), &arch.fragments())?;
+    let stamps = xtask_dir().join("build-each").join(arch.name());
+    fs::create_dir_all(&stamps)?;
+    let mut prefix = build_inputs(&tree, arch)?;
     let mut done = 0;
     for patch in patches {
         let name = patch
@@ -353,11 +359,20 @@ fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> 
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
+        prefix.update(fs::read(patch)?);
         kernel::git_am(&tree, patch)?;
         if !in_group(patch) {
             continue;
         }
         done += 1;
+        let stamp = stamps.join(hex(&prefix.clone().finalize()));
+        if stamp.exists() {
+            step(format!(
+                "{} build after {done}/{built}: {name}: built clean before",
+                arch.name()
+            ));
+            continue;
+        }
         timed(
             &format!("{} build after {done}/{built}: {name}", arch.name()),
             || {
@@ -368,6 +383,43 @@ fn build_each_prefix(args: &KernelArgs, arch: BuildArch, only: Option<&str>) -> 
                 )
             },
         )?;
+        fs::write(&stamp, format!("{name}\n"))?;
     }
     Ok(())
+}
+
+/// What a prefix's build depends on besides its patches: the base tree's
+/// commit, the compiler, the make variables and the config fragments. A
+/// prefix is built again when any of them, or any patch up to it, changed;
+/// `target/xtask/build-each/ARCH/` holds one file per prefix built clean
+/// (remove it to build every prefix again).
+fn build_inputs(tree: &Path, arch: BuildArch) -> Result<Sha256> {
+    let mut inputs = Sha256::new();
+    let base = cmd::output(
+        Command::new("git")
+            .arg("-C")
+            .arg(tree)
+            .args(["rev-parse", kernel::BASE_TAG]),
+    )?;
+    inputs.update(base.trim());
+    let cross = arch
+        .make_vars()
+        .iter()
+        .find_map(|var| var.strip_prefix("CROSS_COMPILE="))
+        .unwrap_or("");
+    let compiler = cmd::output(Command::new(format!("{cross}gcc")).arg("--version"))?;
+    inputs.update(compiler.lines().next().unwrap_or(""));
+    for var in arch.make_vars() {
+        inputs.update(var);
+    }
+    inputs.update("KCFLAGS=-Werror");
+    inputs.update(arch.image_target());
+    for fragment in arch.fragments() {
+        inputs.update(fs::read(&fragment)?);
+    }
+    Ok(inputs)
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
