@@ -163,6 +163,10 @@ struct Pass {
     threads: Option<u32>,
     /// Every line read showed that same number.
     counts_agree: bool,
+    /// The leader's number names no task: the group is gone (while the
+    /// group lives its leader keeps the number, as a zombie too, and an
+    /// exec hands it on under `tasklist_lock`).
+    leader_gone: bool,
 }
 
 impl Pass {
@@ -171,6 +175,7 @@ impl Pass {
             all_read: true,
             threads: None,
             counts_agree: true,
+            leader_gone: false,
         }
     }
 
@@ -298,13 +303,18 @@ impl Groups<'_, '_> {
                     }
                     pass.see(facts.threads);
                 }
+                // Dead: under the leader's number, the old leader of an
+                // exec caught between its zombie state and its release.
                 None => pass.all_read = false,
             },
             Read::Denied => {
                 pass.all_read &= !denied_fails;
                 self.denied(key);
             }
-            Read::Gone => pass.all_read = false,
+            Read::Gone => {
+                pass.all_read = false;
+                pass.leader_gone |= key.tid == key.tgid;
+            }
         }
         Ok(())
     }
@@ -365,6 +375,12 @@ impl Groups<'_, '_> {
         if !listed.windows(2).all(|w| w[0] < w[1]) {
             listed.sort_unstable();
         }
+        // A live group's listing shows its leader, a zombie one too; one
+        // read during an exec may show no task at all. The leader's own
+        // file tells a group in an exec (read again) from one gone.
+        if let Err(at) = listed.binary_search(&pid) {
+            listed.insert(at, pid);
+        }
         self.s.recs.truncate(first_rec);
         self.s.denied.clear();
         let mut held = std::mem::take(&mut self.s.held);
@@ -377,6 +393,10 @@ impl Groups<'_, '_> {
         let tasks = u32::try_from(listed.len()).unwrap_or(u32::MAX);
         self.s.listed = listed;
         res?;
+        if pass.leader_gone {
+            self.s.recs.truncate(first_rec);
+            return Ok((None, true));
+        }
         Ok((Some(dir), pass.consistent(tasks)))
     }
 
