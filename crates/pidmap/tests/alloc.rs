@@ -8,6 +8,7 @@
 #![cfg(feature = "fallback")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
@@ -18,11 +19,22 @@ struct Counting;
 static BYTES: AtomicUsize = AtomicUsize::new(0);
 static CALLS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Whether this thread's allocations count: only the measured call's
+    /// thread, so that the test harness's own threads (which may wake and
+    /// allocate meanwhile on a loaded machine) are not charged to it.
+    static COUNTED: Cell<bool> = const { Cell::new(false) };
+}
+
 // SAFETY: forwards to the system allocator, only counting.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
-        CALLS.fetch_add(1, Ordering::Relaxed);
+        // A const-initialized `Cell` without a destructor: reading it
+        // never allocates (and reads false while the thread ends).
+        if COUNTED.try_with(Cell::get).unwrap_or(false) {
+            BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+            CALLS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: the caller's contract, forwarded.
         unsafe { System.alloc(layout) }
     }
@@ -35,9 +47,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
+/// What `f` allocates on this thread: its result, bytes and calls. The
+/// handle runs no thread of its own, so this is all it allocates.
 fn measure<R>(f: impl FnOnce() -> R) -> (R, usize, usize) {
     let (b, c) = (BYTES.load(Ordering::SeqCst), CALLS.load(Ordering::SeqCst));
+    COUNTED.set(true);
     let r = f();
+    COUNTED.set(false);
     (
         r,
         BYTES.load(Ordering::SeqCst) - b,
