@@ -506,7 +506,7 @@ fn mount_lists_every_task(text: &[u8], mnt_id: u64) -> bool {
 /// soft `RLIMIT_NOFILE` most systems give a program (one written for that
 /// limit then has every fd it could have had), or half the limit when
 /// that is lower. A monitor's table of 10,000 tasks thus fits a limit of
-/// about 11,500; half the limit, as before, needed 21,000.
+/// about 11,500.
 const RESERVE: u64 = 1024;
 
 /// Below which fd number and count the handles of the process keep files:

@@ -68,8 +68,10 @@ impl Builder {
     /// of a path walk, an open and a close. Off by default.
     ///
     /// The cost is file descriptors and kernel memory: the handles of a
-    /// process keep together at most half the soft `RLIMIT_NOFILE` less
-    /// 64 files, about 5 KiB of kernel memory each. A file fails once
+    /// process keep a file only while its fd number and their count of
+    /// kept files stay below the soft `RLIMIT_NOFILE` less 1,024 (less
+    /// half the limit, below 2,048), about 5 KiB of kernel memory each;
+    /// past that a file is read and closed. A file fails once
     /// its task is gone, so a reused pid is never read through it; but
     /// /proc checks access at open, so a task that a fresh open would
     /// now be denied (its owner changed under `hidepid=`) goes on showing
