@@ -754,9 +754,15 @@ fn a_thread_that_execs_in_a_loop_is_neither_missed_nor_read_twice() {
     ];
     let mut recs = Vec::new();
     let (mut refreshes, mut generations) = (0u32, BTreeSet::new());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    // Four seconds, and on a slow machine (a debug kernel under TCG)
+    // on until five generations were seen, for two minutes at most.
+    let started = std::time::Instant::now();
+    let done = |generations: &BTreeSet<String>| {
+        let elapsed = started.elapsed().as_secs();
+        elapsed >= 120 || (elapsed >= 4 && generations.len() >= 5)
+    };
     let mut failure = None;
-    'refresh: while std::time::Instant::now() < deadline {
+    'refresh: while !done(&generations) {
         for (h, pm) in handles.iter_mut().enumerate() {
             pm.fill_info(Query::all_tasks(), fields, &mut recs).unwrap();
             refreshes += 1;
@@ -790,6 +796,7 @@ fn a_thread_that_execs_in_a_loop_is_neither_missed_nor_read_twice() {
                 let Some(k) = n.strip_prefix('e').and_then(|k| k.parse::<u64>().ok()) else {
                     continue;
                 };
+                generations.insert(k.to_string());
                 // The leader's number under `e<k>`: the exec'ing thread
                 // after `de_thread()`, before the exec names it; then no
                 // other task is `e<k>` (that one is checked from its side).
