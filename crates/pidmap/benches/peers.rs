@@ -27,6 +27,12 @@
 //!   (`TID/stat`), read and closed: what a reader that keeps nothing pays
 //!   at the least.
 //!
+//! What is timed is each reader's refresh up to its own records in the
+//! caller's hands, every record touched (`black_box`) and its tid taken:
+//! our `TaskInfo`s, the `procfs` crate's `Stat` of each task (read and
+//! parsed by `stat()`), sysinfo's `Process`es. Converting them to common
+//! units is the cross-check's work, and not timed.
+//!
 //! Before timing, one refresh of each is cross-checked: they must have
 //! seen the same tids, but for tasks that came or went between them, and
 //! the readers' rows of those tids must agree (tgid, ppid, comm, start
@@ -79,23 +85,7 @@ const FIELDS: InfoFields = InfoFields::TGID
     .union(InfoFields::START_TIME)
     .union(InfoFields::COMM);
 
-/// One row of a refresh, the same for every method. The name is borrowed
-/// from each method's own record, so that no method pays an allocation
-/// per row that another does not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Row<'a> {
-    tid: i32,
-    tgid: i32,
-    ppid: i32,
-    state: char,
-    utime: u64,
-    stime: u64,
-    rss: u64,
-    start: u64,
-    comm: &'a str,
-}
-
-/// What the cross-check compares of a row, in common units; `None` where
+/// What the cross-check compares of a task, in common units; `None` where
 /// a method does not give the field in a comparable form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Check {
@@ -130,88 +120,59 @@ fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static>
     }
     let hz = clock_ticks_per_sec();
     let mut recs: Vec<TaskInfo> = Vec::new();
-    Box::new(move |tids, mut check| {
+    Box::new(move |tids, check| {
         pm.fill_info(Query::all_tasks(), FIELDS, &mut recs)
             .expect("pidmap refresh");
         tids.clear();
-        let mut bytes = 0;
-        for r in &recs {
-            let row = Row {
-                tid: r.tid.as_raw(),
-                tgid: r.tgid.map_or(0, pidmap::Pid::as_raw),
-                ppid: r.ppid.map_or(0, pidmap::Pid::as_raw),
-                state: r.state.map_or('?', char::from),
-                utime: r.utime.map_or(0, |d| d.as_millis() as u64),
-                stime: r.stime.map_or(0, |d| d.as_millis() as u64),
-                rss: r.rss_bytes().unwrap_or(0),
-                start: r.start_time.map_or(0, |d| d.as_millis() as u64),
-                comm: r
-                    .comm
-                    .as_ref()
-                    .and_then(|c| std::str::from_utf8(c.as_bytes()).ok())
-                    .unwrap_or_default(),
-            };
-            bytes += black_box(&row).comm.len();
-            tids.push(row.tid);
-            if let Some(check) = check.as_deref_mut() {
-                let start = r.start_time.expect("a start time");
-                let ticks =
-                    start.as_secs() * hz + u64::from(start.subsec_nanos()) * hz / 1_000_000_000;
-                check.insert(
-                    row.tid,
-                    Check {
-                        tgid: Some(row.tgid),
-                        ppid: Some(row.ppid),
-                        comm: r
-                            .comm
-                            .as_ref()
-                            .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned()),
-                        start_ticks: Some(ticks),
-                    },
-                );
+        let Some(check) = check else {
+            for r in &recs {
+                tids.push(black_box(r).tid.as_raw());
             }
+            return None;
+        };
+        for r in &recs {
+            let tid = r.tid.as_raw();
+            tids.push(tid);
+            let start = r.start_time.expect("a start time");
+            let ticks = start.as_secs() * hz + u64::from(start.subsec_nanos()) * hz / 1_000_000_000;
+            check.insert(
+                tid,
+                Check {
+                    tgid: Some(r.tgid.map_or(0, pidmap::Pid::as_raw)),
+                    ppid: Some(r.ppid.map_or(0, pidmap::Pid::as_raw)),
+                    comm: r
+                        .comm
+                        .as_ref()
+                        .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned()),
+                    start_ticks: Some(ticks),
+                },
+            );
         }
-        black_box(bytes);
         None
     })
 }
 
 fn procfs_method() -> Refresh<'static> {
-    let page = procfs::page_size();
     Box::new(move |tids, mut check| {
         tids.clear();
-        let mut bytes = 0;
         for p in procfs::process::all_processes().expect("procfs").flatten() {
             let Ok(tasks) = p.tasks() else { continue };
             for t in tasks.flatten() {
                 let Ok(s) = t.stat() else { continue };
-                let row = Row {
-                    tid: s.pid,
-                    tgid: t.pid,
-                    ppid: s.ppid,
-                    state: s.state,
-                    utime: s.utime,
-                    stime: s.stime,
-                    rss: s.rss * page,
-                    start: s.starttime,
-                    comm: &s.comm,
-                };
-                bytes += black_box(&row).comm.len();
-                tids.push(row.tid);
+                tids.push(black_box(&s).pid);
                 if let Some(check) = check.as_deref_mut() {
                     check.insert(
-                        row.tid,
+                        s.pid,
                         Check {
-                            tgid: Some(row.tgid),
-                            ppid: Some(row.ppid),
-                            comm: Some(row.comm.to_owned()),
-                            start_ticks: Some(row.start),
+                            tgid: Some(t.pid),
+                            ppid: Some(s.ppid),
+                            comm: Some(s.comm.clone()),
+                            start_ticks: Some(s.starttime),
                         },
                     );
                 }
             }
         }
-        black_box(bytes);
         None
     })
 }
@@ -222,49 +183,38 @@ fn sysinfo_method() -> Refresh<'static> {
         .with_cpu()
         .with_memory()
         .with_tasks();
-    Box::new(move |tids, mut check| {
+    Box::new(move |tids, check| {
         sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
         tids.clear();
-        let mut bytes = 0;
-        for (pid, p) in sys.processes() {
-            let tid = i32::try_from(pid.as_u32()).unwrap_or(0);
+        let tid_of = |pid: sysinfo::Pid| i32::try_from(pid.as_u32()).unwrap_or(0);
+        let Some(check) = check else {
+            for (&pid, p) in sys.processes() {
+                black_box(p);
+                tids.push(tid_of(pid));
+            }
+            return None;
+        };
+        for (&pid, p) in sys.processes() {
+            let tid = tid_of(pid);
+            tids.push(tid);
             let thread = p.thread_kind() == Some(sysinfo::ThreadKind::Userland);
             let tgid = match thread {
-                true => p.parent().map_or(0, sysinfo::Pid::as_u32),
-                false => pid.as_u32(),
+                true => p.parent().map_or(0, tid_of),
+                false => tid,
             };
-            let name = p.name().to_string_lossy();
-            let row = Row {
+            // A thread's parent is its process here, not the ppid; the
+            // name and the start time (seconds since the epoch) are
+            // sysinfo's own.
+            check.insert(
                 tid,
-                tgid: i32::try_from(tgid).unwrap_or(0),
-                ppid: p
-                    .parent()
-                    .map_or(0, |x| i32::try_from(x.as_u32()).unwrap_or(0)),
-                state: p.status().to_string().chars().next().unwrap_or('?'),
-                utime: p.accumulated_cpu_time(),
-                stime: 0,
-                rss: p.memory(),
-                start: p.start_time(),
-                comm: &name,
-            };
-            bytes += black_box(&row).comm.len();
-            tids.push(row.tid);
-            if let Some(check) = check.as_deref_mut() {
-                // A thread's parent is its process here, not the ppid;
-                // the name and the start time (seconds since the epoch)
-                // are sysinfo's own.
-                check.insert(
-                    row.tid,
-                    Check {
-                        tgid: Some(row.tgid),
-                        ppid: (!thread).then_some(row.ppid),
-                        comm: None,
-                        start_ticks: None,
-                    },
-                );
-            }
+                Check {
+                    tgid: Some(tgid),
+                    ppid: (!thread).then(|| p.parent().map_or(0, tid_of)),
+                    comm: None,
+                    start_ticks: None,
+                },
+            );
         }
-        black_box(bytes);
         None
     })
 }

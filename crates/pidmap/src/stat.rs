@@ -231,8 +231,9 @@ struct Fields<'a> {
     line: &'a [u8],
     /// Where the last `)` is.
     close: usize,
-    /// `(start, end)` of fields 3, 4, ... in the line.
-    spans: [(usize, usize); Fields::MAX],
+    /// `(start, end)` of fields 3, 4, ... in the line, which is shorter
+    /// than 64 KiB (a stat line is at most a few hundred bytes).
+    spans: [(u16, u16); Fields::MAX],
     found: usize,
 }
 
@@ -243,9 +244,12 @@ impl<'a> Fields<'a> {
     const TO_RSS: usize = 22;
 
     /// The first `max` (at most [`Fields::MAX`]) fields after the last
-    /// `)`; `None` without a `)`.
+    /// `)`; `None` without a `)`, or for a line of 64 KiB or more (no
+    /// stat line).
     fn after_last_paren(line: &'a [u8], max: usize) -> Option<Fields<'a>> {
         let max = max.min(Fields::MAX);
+        let span = |at: usize| u16::try_from(at).ok();
+        span(line.len())?;
         let close = last_paren(line)?;
         let mut fields = Fields {
             line,
@@ -260,11 +264,15 @@ impl<'a> Fields<'a> {
         let mut in_field = false;
         let mut pos = close + 1;
         while pos < line.len() {
-            let n = (line.len() - pos).min(8);
-            // Past the end of the line: separators.
-            let mut word = [b' '; 8];
-            word[..n].copy_from_slice(&line[pos..pos + n]);
-            let v = u64::from_le_bytes(word);
+            let v = match line.get(pos..pos + 8) {
+                Some(eight) => u64::from_le_bytes(eight.try_into().ok()?),
+                None => {
+                    // Past the end of the line: separators.
+                    let mut word = [b' '; 8];
+                    word[..line.len() - pos].copy_from_slice(&line[pos..]);
+                    u64::from_le_bytes(word)
+                }
+            };
             let sep = zero_bytes(v ^ (ONES * u64::from(b' ')))
                 | zero_bytes(v ^ (ONES * u64::from(b'\n')));
             let byte = !sep & HIGH;
@@ -273,7 +281,7 @@ impl<'a> Fields<'a> {
             while edges != 0 {
                 let at = pos + edges.trailing_zeros() as usize / 8;
                 if in_field {
-                    fields.spans[found] = (start, at);
+                    fields.spans[found] = (span(start)?, span(at)?);
                     found += 1;
                     if found == max {
                         fields.found = found;
@@ -289,7 +297,7 @@ impl<'a> Fields<'a> {
         }
         if in_field {
             // The line ends in a field, at a word's end.
-            fields.spans[found] = (start, line.len());
+            fields.spans[found] = (span(start)?, span(line.len())?);
             found += 1;
         }
         fields.found = found;
@@ -303,7 +311,7 @@ impl<'a> Fields<'a> {
             return None;
         }
         let (start, end) = self.spans[k];
-        self.line.get(start..end)
+        self.line.get(usize::from(start)..usize::from(end))
     }
 }
 
@@ -322,9 +330,8 @@ fn last_paren(line: &[u8]) -> Option<usize> {
     let chunks = line.rchunks_exact(8);
     let head = chunks.remainder().len();
     for (k, chunk) in chunks.enumerate() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let parens = zero_bytes(u64::from_le_bytes(word) ^ (ONES * u64::from(b')')));
+        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let parens = zero_bytes(word ^ (ONES * u64::from(b')')));
         if parens != 0 {
             // The highest set bit is the last `)` of the chunk.
             let byte = (63 - parens.leading_zeros()) / 8;
@@ -420,6 +427,19 @@ mod tests {
         assert!(Stat::parse(b"garbage").is_none());
         assert!(Stat::parse(b"1 (x) S").is_none());
         assert!(Stat::parse(b"1 )x( S 0 0 0 0 0 0").is_none());
+        // A name of 64 KiB: no stat line (a task's name is at most 64
+        // bytes), and one just short of it still parses.
+        let long = |len: usize| {
+            let mut line = b"3 (".to_vec();
+            line.resize(len - 40, b'n');
+            line.extend_from_slice(b") S 1 0 0 0 -1 64 0 0 0 0 0 0 0 0 20\n");
+            line.resize(len, b' ');
+            line
+        };
+        assert!(Stat::parse(&long(1 << 16)).is_none());
+        let just_short = long((1 << 16) - 1);
+        let s = Stat::parse(&just_short).unwrap();
+        assert_eq!((s.pid, s.state, s.ppid, s.flags), (3, b'S', 1, 64));
         assert_eq!(status_tgid(b"Tgid:\tabc\n"), None);
         assert_eq!(status_tgid(b"Pid:\t3\n"), None);
         assert_eq!(

@@ -40,7 +40,7 @@ use super::kept::{FileKey, KeptFd, TaskFile};
 use super::listed::TaskRef;
 use super::path::{Base, ProcPath};
 use super::record_buffers::GroupScratch;
-use super::records::{apply_status, parse_statm, stat_record, StatFacts};
+use super::records::{apply_status, fill_from_stat, parse_statm, StatFacts};
 use super::task_files::{OpenAt, Read, TaskFiles};
 use super::{is_fd_table_full, is_gone_errno, open_task_dir, Fallback};
 use crate::error::{Error, Result};
@@ -438,14 +438,22 @@ impl Groups<'_, '_> {
             tid: key.tid,
             tgid: key.tgid,
         };
-        let (info, facts) = stat_record(task, self.fields, &self.files.buf[..n])?;
-        if facts.dead {
-            return Ok(None);
+        // Made in place, at the end of the records, and taken back if it
+        // is not wanted.
+        let recs = &mut self.s.recs;
+        let at = recs.len();
+        recs.push(TaskInfo::new(Pid::from_raw(key.tid)));
+        let facts = match fill_from_stat(&mut recs[at], task, self.fields, &self.files.buf[..n]) {
+            Ok(facts) => facts,
+            Err(e) => {
+                recs.pop();
+                return Err(e);
+            }
+        };
+        if facts.dead || (self.skip_k && facts.kthread) {
+            recs.pop();
         }
-        if !(self.skip_k && facts.kthread) {
-            self.s.recs.push(info);
-        }
-        Ok(Some(facts))
+        Ok((!facts.dead).then_some(facts))
     }
 
     /// A task whose `stat` the view denies: its tid alone (and its key
@@ -778,12 +786,13 @@ mod tests {
         use super::super::listed::TaskRef;
         let line = b"12 (a) b) (c) S 1 12 12 0 -1 4194560 5 0 0 0 7 8 0 0 20 0 3 0 4567 1000 50 18446744073709551615\n";
         let task = TaskRef { tid: 12, tgid: 12 };
-        let (_, facts) = super::stat_record(task, InfoFields::TGID, line).unwrap();
+        let (_, facts) = super::super::records::stat_record(task, InfoFields::TGID, line).unwrap();
         assert_eq!((facts.start_ticks, facts.threads), (Some(4567), Some(3)));
         let before = super::ticks_now();
         std::thread::spawn(move || {
             let own = std::fs::read("/proc/thread-self/stat").unwrap();
-            let (_, facts) = super::stat_record(task, InfoFields::TGID, &own).unwrap();
+            let (_, facts) =
+                super::super::records::stat_record(task, InfoFields::TGID, &own).unwrap();
             let t = facts.start_ticks.expect("a start time");
             assert!(before <= t && t <= super::ticks_now(), "{before} {t}");
         })

@@ -46,30 +46,37 @@ pub(crate) struct GroupScratch {
     pub(super) denied: Vec<i32>,
     /// A group's files and keys, taken back for another pass over it.
     pub(super) held: Vec<(FileKey, Option<KeptFd>)>,
-    /// `(tid, index in recs)`, to hand the records out in tid order.
-    order: Vec<(i32, u32)>,
+    /// The tid and the index in `recs` of each record, as one sort key
+    /// (the tid in the high half), to hand the records out in tid order.
+    order: Vec<u64>,
 }
 
 impl GroupScratch {
     /// The records into `out` in tid order, but those of tasks found gone
     /// after their `stat` was read (tid 0).
     pub(super) fn hand_out(&mut self, out: &mut Vec<TaskInfo>) {
+        // A tid is positive: as a u64 it orders as it does as an i32.
+        let key = |tid: i32, i: usize| (u64::from(tid.unsigned_abs()) << 32) | i as u64;
         self.order.clear();
         self.order.extend(
             self.recs
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.tid.as_raw() != 0)
-                .map(|(i, r)| (r.tid.as_raw(), u32::try_from(i).unwrap_or(u32::MAX))),
+                .filter(|(_, r)| r.tid.as_raw() > 0)
+                .map(|(i, r)| key(r.tid.as_raw(), i)),
         );
-        if !self.order.windows(2).all(|w| w[0].0 < w[1].0) {
+        if !self.order.windows(2).all(|w| w[0] >> 32 < w[1] >> 32) {
             self.order.sort_unstable();
             // Strictly ascending, as every listing: a tid read twice (it
             // cannot be in two groups, but the output never shows one
             // twice whatever /proc did) is handed out once.
-            self.order.dedup_by_key(|&mut (tid, _)| tid);
+            self.order.dedup_by_key(|k| *k >> 32);
         }
         out.reserve(self.order.len());
-        out.extend(self.order.iter().map(|&(_, i)| self.recs[i as usize]));
+        out.extend(
+            self.order
+                .iter()
+                .map(|&k| self.recs[(k & u64::from(u32::MAX)) as usize]),
+        );
     }
 }

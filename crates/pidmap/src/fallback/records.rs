@@ -221,6 +221,19 @@ pub(super) fn stat_record(
     fields: InfoFields,
     line: &[u8],
 ) -> Result<(TaskInfo, StatFacts)> {
+    let mut info = TaskInfo::new(Pid::from_raw(task.tid));
+    let facts = fill_from_stat(&mut info, task, fields, line)?;
+    Ok((info, facts))
+}
+
+/// [`stat_record`] into `info`, a record of the tid alone: in place, where
+/// a refresh of many records keeps them.
+pub(super) fn fill_from_stat(
+    info: &mut TaskInfo,
+    task: TaskRef,
+    fields: InfoFields,
+    line: &[u8],
+) -> Result<StatFacts> {
     // The line is scanned up to the last field asked for: the policy
     // (field 41) only with the scheduling fields.
     let parsed = if fields.contains(InfoFields::SCHED) {
@@ -234,7 +247,6 @@ pub(super) fn stat_record(
             io::Error::from(io::ErrorKind::InvalidData),
         )
     })?;
-    let mut info = TaskInfo::new(Pid::from_raw(task.tid));
     let want = |f: InfoFields| fields.contains(f);
     if want(InfoFields::TGID) {
         info.tgid = Some(Pid::from_raw(task.tgid));
@@ -253,15 +265,14 @@ pub(super) fn stat_record(
         info.flags = Some(flags);
     }
     if let Some(c) = stat.counters {
-        fill_counters(&mut info, &c, fields);
+        fill_counters(info, &c, fields);
     }
-    let facts = StatFacts {
+    Ok(StatFacts {
         kthread: flags.contains(TaskFlags::KTHREAD),
         threads: stat.counters.map(|c| c.num_threads),
         start_ticks: stat.counters.map(|c| c.start_time_ticks),
         dead: stat.state == b'X',
-    };
-    Ok((info, facts))
+    })
 }
 
 /// The uids and the context switches of a `status` file, each if asked
