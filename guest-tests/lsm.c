@@ -37,7 +37,10 @@
  * /proc/T/stat opens), a Secret thread of a Pub leader (fdmap EACCES in
  * the default view too), and TASKS withholding a group whose
  * /proc/PID/task may not be read. The procfs view is compared with /proc,
- * the default view with a hidepid=invisible mount.
+ * the default view with a hidepid=invisible mount. A children file
+ * reached and denied (a Secret process of one thread, read by a label
+ * that may search but not read it) leaves as many Smack audit records
+ * for a CHILDREN listing as for the open (smack_audit_checks()).
  *
  * SELinux: the same checks, with a minimal policy (cargo xtask builds it
  * from the kernel's class map with scripts/selinux/mdp and Debian's
@@ -1004,6 +1007,110 @@ static void selinux_audit_checks(pid_t secret, pid_t floor)
 }
 
 /* ------------------------------------------------------------------ */
+/* Smack: a denial audited as the open's                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A Secret process of one thread (its leader and its thread share the
+ * label) with a child, and a reader labelled Peek, which may search
+ * Secret's directories ("Peek Secret x") but not read its files. The
+ * children file of the thread, /proc/S/task/S/children, is then reached
+ * and denied: the one check Smack makes for a thread labelled as its
+ * leader fails, unaudited, and is made again step by step.
+ */
+static pid_t spawn_parent_of_one(const char *label)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC))
+		pt_die("pipe2");
+	pid = fork();
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		set_label(label);
+		become_nobody();
+		/* Its own process group: both are killed by one kill(). */
+		setpgid(0, 0);
+		if (fork() == 0) {
+			for (;;)
+				pause();
+		}
+		if (write(ready[1], "r", 1) != 1)
+			pt_die("ready");
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		pt_die("the Secret parent never got ready");
+	close(ready[0]);
+	return pid;
+}
+
+static void peek_children_call(pid_t parent, pid_t unused)
+{
+	__u32 ids[NREC];
+	int pidfd, view;
+	long n;
+
+	(void)unused;
+	pidfd = pt_pidfd(parent, 0);
+	set_label("Peek");
+	become_nobody();
+	pt_name = "lsm(smack, audit)";
+	view = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (view < 0)
+		pt_die("open /proc as Peek: %s", strerror(errno));
+	n = pidmap_list(PIDMAP_SCOPE_CHILDREN, pidfd, view, 0, 0, ids, NREC);
+	CHECK(n == 0, "CHILDREN of Secret as Peek: %ld (%s), not none", n,
+	      n < 0 ? pt_errname(errno) : "listed");
+}
+
+static void peek_children_open(pid_t parent, pid_t unused)
+{
+	char rel[64];
+	int e;
+
+	(void)unused;
+	set_label("Peek");
+	become_nobody();
+	pt_name = "lsm(smack, audit)";
+	snprintf(rel, sizeof(rel), "%d/task/%d/children", parent, parent);
+	e = ref_errno("/proc", rel, O_RDONLY);
+	CHECK(e == EACCES, "/proc/%s as Peek: %s, not EACCES", rel, pt_errname(e));
+}
+
+static void smack_audit_checks(void)
+{
+	pid_t parent;
+	long call, opened;
+	int fd;
+
+	if (pt_write_file("/sys/fs/smackfs/load2", "Peek _ rwxa") ||
+	    pt_write_file("/sys/fs/smackfs/load2", "Peek Secret x"))
+		pt_die("loading the Smack rules: %s", strerror(errno));
+	parent = spawn_parent_of_one("Secret");
+	fd = audit_become_daemon(getpid());
+	pt_name = "lsm(smack, audit)";
+	audit_count_avc(fd);
+	run_child(peek_children_call, parent, 0);
+	call = audit_count_avc(fd);
+	run_child(peek_children_open, parent, 0);
+	opened = audit_count_avc(fd);
+	audit_become_daemon(0);
+	kill(-parent, SIGKILL);
+	kill(parent, SIGKILL);
+	printf("lsm(smack, audit): Smack records: %ld for a CHILDREN listing denied the "
+	       "children file, %ld for the denied open of that file\n", call, opened);
+	CHECK(opened >= 1, "no Smack record for a denied open: the count proves nothing");
+	CHECK(call == opened, "%ld Smack records for the listing, %ld for the open", call,
+	      opened);
+}
+
+/* ------------------------------------------------------------------ */
 /* AppArmor: a profile's file rules, by path                            */
 /* ------------------------------------------------------------------ */
 
@@ -1354,6 +1461,7 @@ int main(void)
 		floor = spawn_target(NULL);
 		run_child(smack_reader, secret, floor);
 		smack_per_thread();
+		smack_audit_checks();
 	}
 	run_child(landlocked2, floor, 0);
 	kill(secret, SIGKILL);
