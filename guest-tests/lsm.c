@@ -348,8 +348,11 @@ static void load_selinux_policy(void)
 		pt_die("SELinux does not enforce (enforce: \"%s\")", enforce);
 }
 
-/* A target in SELinux @context (NULL: stays in base_t), uid 65534. */
-static pid_t spawn_selinux_target(const char *context)
+/*
+ * A child that runs @prepare(@arg), says it is ready and waits to be
+ * killed; returned once it is ready. @what names it if it never is.
+ */
+static pid_t spawn_prepared(void (*prepare)(const char *), const char *arg, const char *what)
 {
 	int ready[2];
 	pid_t pid;
@@ -362,9 +365,7 @@ static pid_t spawn_selinux_target(const char *context)
 		pt_die("fork");
 	if (pid == 0) {
 		close(ready[0]);
-		if (context && pt_write_file("/proc/self/attr/current", context))
-			pt_die("entering %s: %s", context, strerror(errno));
-		become_nobody();
+		prepare(arg);
 		if (write(ready[1], "r", 1) != 1)
 			pt_die("ready");
 		for (;;)
@@ -372,9 +373,23 @@ static pid_t spawn_selinux_target(const char *context)
 	}
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
-		pt_die("target %d never got ready in %s", pid, context ? context : "base_t");
+		pt_die("%s %d never got ready", what, pid);
 	close(ready[0]);
 	return pid;
+}
+
+static void enter_selinux_context(const char *context)
+{
+	if (context && pt_write_file("/proc/self/attr/current", context))
+		pt_die("entering %s: %s", context, strerror(errno));
+	become_nobody();
+}
+
+/* A target in SELinux @context (NULL: stays in base_t), uid 65534. */
+static pid_t spawn_selinux_target(const char *context)
+{
+	return spawn_prepared(enter_selinux_context, context,
+			      context ? context : "a base_t target");
 }
 
 static void landlocked(pid_t floor)
@@ -1018,36 +1033,21 @@ static void selinux_audit_checks(pid_t secret, pid_t floor)
  * and denied: the one check Smack makes for a thread labelled as its
  * leader fails, unaudited, and is made again step by step.
  */
-static pid_t spawn_parent_of_one(const char *label)
+static void parent_of_one(const char *label)
 {
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	if (pipe2(ready, O_CLOEXEC))
-		pt_die("pipe2");
-	pid = fork();
-	if (pid < 0)
-		pt_die("fork");
-	if (pid == 0) {
-		set_label(label);
-		become_nobody();
-		/* Its own process group: both are killed by one kill(). */
-		setpgid(0, 0);
-		if (fork() == 0) {
-			for (;;)
-				pause();
-		}
-		if (write(ready[1], "r", 1) != 1)
-			pt_die("ready");
+	set_label(label);
+	become_nobody();
+	/* Its own process group: both are killed by one kill(). */
+	setpgid(0, 0);
+	if (fork() == 0) {
 		for (;;)
 			pause();
 	}
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		pt_die("the Secret parent never got ready");
-	close(ready[0]);
-	return pid;
+}
+
+static pid_t spawn_parent_of_one(const char *label)
+{
+	return spawn_prepared(parent_of_one, label, "the parent of one");
 }
 
 static void peek_children_call(pid_t parent, pid_t unused)
