@@ -15,13 +15,15 @@
 //!   then a record per task with the rest;
 //! * `crate: fill_info` — [`Pidmap::new`] ([`pidmap::Backend::Auto`]) and
 //!   `fill_info(Query::all_tasks(), ..)` into a kept `Vec`;
-//! * `crate + peers' row` — the same, then the row `peers` builds of each
-//!   record (its bench's own work);
+//! * `crate: records` — the same through [`Pidmap::records`]:
+//!   the kernel's records handed out as written ([`TaskRecord`]s), no
+//!   field converted;
 //! * `raw, ids only` — pidmap_info(2) with no field but the ids;
 //! * `crate: fill_info, id only` — the crate with no field but the ids:
 //!   beside the row above, its cost per record that no field adds.
 //!
-//! Before timing, the raw records and the crate's are cross-checked: the
+//! Before timing, the raw records and the crate's (both forms) are
+//! cross-checked: the
 //! same tids, but for tasks that came or went between the calls, and the
 //! same tgid, ppid, comm, start time and resident set for each.
 //!
@@ -48,7 +50,7 @@ use std::hint::black_box;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use pidmap::{InfoFields, Pidmap, Query, TaskInfo, SYSCALL_NUMBERS};
+use pidmap::{InfoFields, Pidmap, Query, TaskInfo, TaskRecord, SYSCALL_NUMBERS};
 
 const FIELDS: InfoFields = InfoFields::TGID
     .union(InfoFields::PPID)
@@ -244,26 +246,6 @@ fn cross_check(raw: &BTreeMap<i32, Check>, ours: &BTreeMap<i32, Check>) {
     );
 }
 
-/// The row `peers` builds of a record (its bench's own work), as there.
-fn peers_row(r: &TaskInfo, tids: &mut Vec<i32>) -> usize {
-    let row = (
-        r.tid.as_raw(),
-        r.tgid.map_or(0, pidmap::Pid::as_raw),
-        r.ppid.map_or(0, pidmap::Pid::as_raw),
-        r.state.map_or('?', char::from),
-        r.utime.map_or(0, |d| d.as_millis() as u64),
-        r.stime.map_or(0, |d| d.as_millis() as u64),
-        r.rss_bytes().unwrap_or(0),
-        r.start_time.map_or(0, |d| d.as_millis() as u64),
-        r.comm
-            .as_ref()
-            .and_then(|c| std::str::from_utf8(c.as_bytes()).ok())
-            .unwrap_or_default(),
-    );
-    tids.push(row.0);
-    black_box(&row).8.len()
-}
-
 fn spawn_family(n: usize, threads: usize) -> Vec<libc::pid_t> {
     let mut kids = Vec::new();
     for _ in 0..n {
@@ -357,7 +339,6 @@ fn main() {
     let mut room = vec![zero; BATCH];
     let mut recs: Vec<TaskInfo> = Vec::new();
     let mut ids_only: Vec<TaskInfo> = Vec::new();
-    let mut tids: Vec<i32> = Vec::new();
 
     // Twice: the first listing of all tasks teaches the handle the
     // system's shape (whether per-process records pay).
@@ -366,12 +347,19 @@ fn main() {
             .expect("fill_info");
     }
     cross_check(&raw_checks(view, &mut room), &crate_checks(&recs));
+    let converted: Vec<TaskInfo> = pm
+        .records(Query::all_tasks(), FIELDS)
+        .expect("records")
+        .iter()
+        .map(TaskRecord::to_info)
+        .collect();
+    cross_check(&raw_checks(view, &mut room), &crate_checks(&converted));
 
     let names = [
         "raw, one call set",
         "raw, group calls",
         "crate: fill_info",
-        "crate + peers' row",
+        "crate: records",
         "raw, ids only",
         "crate: fill_info, id only",
     ];
@@ -399,15 +387,9 @@ fn main() {
                     recs.len()
                 }
                 3 => {
-                    pm.fill_info(Query::all_tasks(), FIELDS, &mut recs)
-                        .expect("fill_info");
-                    tids.clear();
-                    let mut bytes = 0;
-                    for r in &recs {
-                        bytes += peers_row(r, &mut tids);
-                    }
-                    black_box(bytes);
-                    recs.len()
+                    let records = pm.records(Query::all_tasks(), FIELDS).expect("records");
+                    black_box(records);
+                    records.len()
                 }
                 4 => raw_records(view, SCOPE_TASKS, INFO_ID, &mut room, |c| {
                     black_box(c);

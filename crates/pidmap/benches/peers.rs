@@ -29,7 +29,8 @@
 //!
 //! What is timed is each reader's refresh up to its own records in the
 //! caller's hands, every record touched (`black_box`) and its tid taken:
-//! our `TaskInfo`s, the `procfs` crate's `Stat` of each task (read and
+//! our `TaskRecord`s (`Pidmap::records`: the kernel's records as written, or
+//! the fallback's in the kernel's units), the `procfs` crate's `Stat` of each task (read and
 //! parsed by `stat()`), sysinfo's `Process`es. Converting them to common
 //! units is the cross-check's work, and not timed.
 //!
@@ -73,7 +74,7 @@ use std::hint::black_box;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use pidmap::{Backend, InfoFields, Pidmap, Query, TaskInfo};
+use pidmap::{Backend, InfoFields, Pidmap, Query};
 use rustix::fs::{Mode, OFlags};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
@@ -119,31 +120,28 @@ fn pidmap_method(backend: Option<Backend>, keep_files: bool) -> Refresh<'static>
         println!("  pidmap auto: {:?} backend", pm.active());
     }
     let hz = clock_ticks_per_sec();
-    let mut recs: Vec<TaskInfo> = Vec::new();
     Box::new(move |tids, check| {
-        pm.fill_info(Query::all_tasks(), FIELDS, &mut recs)
+        let recs = pm
+            .records(Query::all_tasks(), FIELDS)
             .expect("pidmap refresh");
         tids.clear();
         let Some(check) = check else {
-            for r in &recs {
-                tids.push(black_box(r).tid.as_raw());
+            for r in recs {
+                tids.push(black_box(r).tid().as_raw());
             }
             return None;
         };
-        for r in &recs {
-            let tid = r.tid.as_raw();
+        for r in recs {
+            let tid = r.tid().as_raw();
             tids.push(tid);
-            let start = r.start_time.expect("a start time");
+            let start = r.start_time().expect("a start time");
             let ticks = start.as_secs() * hz + u64::from(start.subsec_nanos()) * hz / 1_000_000_000;
             check.insert(
                 tid,
                 Check {
-                    tgid: Some(r.tgid.map_or(0, pidmap::Pid::as_raw)),
-                    ppid: Some(r.ppid.map_or(0, pidmap::Pid::as_raw)),
-                    comm: r
-                        .comm
-                        .as_ref()
-                        .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned()),
+                    tgid: Some(r.tgid().map_or(0, pidmap::Pid::as_raw)),
+                    ppid: Some(r.ppid().map_or(0, pidmap::Pid::as_raw)),
+                    comm: r.comm().map(|c| String::from_utf8_lossy(c).into_owned()),
                     start_ticks: Some(ticks),
                 },
             );

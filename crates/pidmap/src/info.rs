@@ -587,7 +587,7 @@ impl RecordUnits {
     /// A record's nanoseconds as the duration of the whole clock ticks
     /// `stat` shows for them: `ticks(ns_to_ticks(ns))`, with one division.
     #[inline(always)]
-    fn whole_ticks(self, ns: u64) -> Duration {
+    pub(crate) fn whole_ticks(self, ns: u64) -> Duration {
         match ns.checked_div(self.nanos_per_tick) {
             // ns / t * t <= ns: no overflow.
             Some(whole) => Duration::from_nanos(whole * self.nanos_per_tick),
@@ -604,7 +604,7 @@ impl RecordUnits {
 
     /// A record's bytes in whole pages.
     #[inline]
-    fn pages(self, bytes: u64) -> u64 {
+    pub(crate) fn pages(self, bytes: u64) -> u64 {
         if self.page_shift != u32::MAX {
             return bytes >> self.page_shift;
         }

@@ -221,6 +221,7 @@ mod pid_conversions;
 mod proc_root;
 mod query;
 mod raw_id;
+mod record;
 #[cfg(feature = "serde")]
 mod serde_forms;
 mod stat;
@@ -237,6 +238,7 @@ pub use iter::{Fds, Pids};
 pub use kernel_support::{kernel_support, probe_kernel, KernelSupport};
 pub use pid::Pid;
 pub use query::{Listing, Query};
+pub use record::TaskRecord;
 pub use stat::{status_ctxt_switches, status_tgid, status_vm_rss_kib, Stat, StatCounters};
 pub use sys::{SyscallNumbers, SYSCALL_NUMBERS};
 pub use target::Target;

@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use pidmap::{ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskFlags, TaskInfo};
+use pidmap::{
+    ActiveBackend, InfoFields, Pid, Pidmap, Query, Target, TaskFlags, TaskInfo, TaskRecord,
+};
 use support::*;
 
 /// A record of one of our own threads carries our group's thread count
@@ -234,6 +236,7 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
     // One buffer for every try, so that the read itself does not move our
     // resident set between the two /proc readings.
     let mut infos = Vec::new();
+    let mut converted = Vec::new();
     for _ in 0..100 {
         let before: Vec<_> = tids
             .iter()
@@ -242,8 +245,16 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
                     .unwrap_or_else(|| panic!("{what}: tid {t} of {tgid} is not a live task"))
             })
             .collect();
+        // Both forms of the records, TaskInfo and the kernel's, read
+        // between the same two /proc readings.
         pm.fill_info(q, InfoFields::ALL, &mut infos)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let records = pm
+            .records(q, InfoFields::ALL)
+            .unwrap_or_else(|e| panic!("{what}: records: {e}"));
+        assert_ascending(&records.iter().map(TaskRecord::tid).collect::<Vec<_>>());
+        converted.clear();
+        converted.extend(records.iter().map(TaskRecord::to_info));
         let after: Vec<_> = tids
             .iter()
             .map(|t| Reference::read(process, tgid.as_raw(), t.as_raw()).expect("a live task"))
@@ -256,11 +267,14 @@ fn records_match_proc(pm: &mut Pidmap, q: Query<'_>, tgid: Pid, tids: &[Pid], wh
                 if !b.settled(a) {
                     return Err(format!("tid {tid} changed during the read"));
                 }
-                let info = infos
-                    .iter()
-                    .find(|i| i.tid == *tid)
-                    .ok_or_else(|| format!("tid {tid} has no record"))?;
-                matches(info, b, a)
+                for (form, list) in [("TaskInfo", &infos), ("TaskRecord", &converted)] {
+                    let info = list
+                        .iter()
+                        .find(|i| i.tid == *tid)
+                        .ok_or_else(|| format!("tid {tid} has no {form}"))?;
+                    matches(info, b, a).map_err(|e| format!("{form}: {e}"))?;
+                }
+                Ok(())
             });
         match r {
             Ok(()) => return,
@@ -402,6 +416,31 @@ fn records_follow_the_id_listing() {
                 infos.iter().all(|i| i.fields() == InfoFields::STATE),
                 "{what}: fields beyond STATE: {:?}",
                 infos.iter().find(|i| i.fields() != InfoFields::STATE)
+            );
+            let mut records = Vec::new();
+            agree(
+                &format!("{what}: records"),
+                || {
+                    pm.borrow_mut().fill(q, &mut ids).unwrap();
+                    ids.clone()
+                },
+                || {
+                    let mut pm = pm.borrow_mut();
+                    records = pm.records(q, InfoFields::STATE).unwrap().to_vec();
+                    records.iter().map(TaskRecord::tid).collect::<Vec<_>>()
+                },
+            );
+            // The ids (tgid) always, else only what was asked for.
+            let kept = |r: &TaskRecord| {
+                r.fields().contains(InfoFields::STATE)
+                    && InfoFields::STATE
+                        .union(InfoFields::TGID)
+                        .contains(r.fields())
+            };
+            assert!(
+                records.iter().all(kept),
+                "{what}: records with fields beyond STATE: {:?}",
+                records.iter().find(|r| !kept(r))
             );
             if q.ignores_kthreads() {
                 let mut flagged = Vec::new();

@@ -4,7 +4,8 @@
 //! ([`TaskShape`]), and how a listing's records take them. Plain data and
 //! functions; [`group_records`](super::group_records) makes the calls.
 
-use crate::info::{InfoFields, TaskInfo};
+use super::record_sink::RecordSink;
+use crate::info::InfoFields;
 use crate::sys;
 
 /// The fields that are the same for every thread of a process.
@@ -92,7 +93,7 @@ pub(super) fn find_group<'g>(
 /// ascending by tid): the tasks before `r`'s tid are gone, and `r`'s own
 /// task takes its group fields. Returns how many of `pending` are settled.
 pub(super) fn merge(
-    out: &mut [TaskInfo],
+    out: &mut impl RecordSink,
     pending: &[usize],
     r: &sys::PidmapInfo,
     fields: InfoFields,
@@ -100,7 +101,7 @@ pub(super) fn merge(
 ) -> usize {
     let mut settled = 0;
     for &i in pending {
-        let tid = out[i].tid.as_raw();
+        let tid = out.tid(i);
         if tid > r.tid() {
             break;
         }
@@ -109,33 +110,19 @@ pub(super) fn merge(
             gone.push(i);
             continue;
         }
-        let own = TaskInfo::from_record(r, fields);
-        out[i].ppid = own.ppid;
-        out[i].rss_pages = own.rss_pages;
+        out.take_fields(i, r, fields);
         break;
     }
     settled
 }
 
-/// Remove the elements at `indices` (ascending) from `out`, in one pass;
-/// none at all, without a pass (the common case: no task went away).
-pub(super) fn remove_indices<T>(out: &mut Vec<T>, indices: &[usize]) {
-    if indices.is_empty() {
-        return;
-    }
-    let mut drop = indices.iter().copied().peekable();
-    let mut i = 0;
-    out.retain(|_| {
-        let gone = drop.next_if_eq(&i).is_some();
-        i += 1;
-        !gone
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::record_sink::{remove_indices, Infos, Records};
+    use crate::info::TaskInfo;
     use crate::pid::Pid;
+    use crate::record::TaskRecord;
 
     fn record(tid: u32, tgid: u32, state: u8) -> sys::PidmapInfo {
         sys::PidmapInfo {
@@ -213,36 +200,51 @@ mod tests {
 
     #[test]
     fn merge_settles_the_gone_and_the_found() {
-        let mut out: Vec<TaskInfo> = [3, 10, 11, 12, 20].map(task).to_vec();
+        let tasks = [3, 10, 11, 12, 20].map(task);
+        let mut infos = tasks.to_vec();
+        // One record past the listing: a kept buffer's last listing.
+        let mut records: Vec<TaskRecord> = tasks.iter().map(TaskRecord::from_info).collect();
+        records.push(TaskRecord::from_info(&task(99)));
+        let units = crate::info::RecordUnits::get();
+        let mut as_infos = Infos {
+            out: &mut infos,
+            fields: InfoFields::ALL,
+            units,
+        };
+        let mut from_procfs = Vec::new();
+        let mut as_records = Records {
+            buf: &mut records,
+            len: tasks.len(),
+            fields: InfoFields::ALL,
+            from_procfs: &mut from_procfs,
+        };
+        check_merge(&mut as_infos);
+        check_merge(&mut as_records);
+        let len = as_records.len();
+        assert_eq!(len, 3, "10 and 11 are gone");
+        let merged: Vec<TaskInfo> = records[..len].iter().map(TaskRecord::to_info).collect();
+        assert_eq!(merged, infos, "both outputs take the same fields");
+        let tids: Vec<i32> = infos.iter().map(|t| t.tid.as_raw()).collect();
+        assert_eq!(tids, [3, 12, 20]);
+        assert_eq!(infos[1].ppid, Some(Pid::from_raw(1)));
+        assert_eq!(infos[1].rss_pages, Some(7));
+        assert_eq!(infos[0].ppid, None, "tasks not pending are untouched");
+    }
+
+    fn check_merge(out: &mut impl RecordSink) {
         let pending = [1, 2, 3]; // tids 10, 11, 12
         let mut gone = Vec::new();
         // A record of tid 12: 10 and 11 are gone, 12 takes the fields.
-        let settled = merge(
-            &mut out,
-            &pending,
-            &record(12, 9, b'S'),
-            GROUP_FIELDS,
-            &mut gone,
-        );
+        let settled = merge(out, &pending, &record(12, 9, b'S'), GROUP_FIELDS, &mut gone);
         assert_eq!(settled, 3);
         assert_eq!(gone, [1, 2]);
-        assert_eq!(out[3].ppid, Some(Pid::from_raw(1)));
-        assert_eq!(out[3].rss_pages, Some(7));
-        assert_eq!(out[0].ppid, None, "tasks not pending are untouched");
 
         // A record before the first pending settles nothing.
-        let mut gone = Vec::new();
-        assert_eq!(
-            merge(
-                &mut out,
-                &[4],
-                &record(15, 15, b'S'),
-                GROUP_FIELDS,
-                &mut gone
-            ),
-            0
-        );
-        assert!(gone.is_empty());
+        let mut none_gone = Vec::new();
+        let r = record(15, 15, b'S');
+        assert_eq!(merge(out, &[4], &r, GROUP_FIELDS, &mut none_gone), 0);
+        assert!(none_gone.is_empty());
+        out.remove(&gone);
     }
 
     #[test]

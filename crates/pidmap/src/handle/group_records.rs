@@ -19,13 +19,12 @@
 //! process unless the pid space wrapped around in between, since the
 //! kernel allocates pids cyclically.
 
-use super::group_fields::{
-    find_group, merge, remove_indices, GroupRecord, TaskShape, GROUP_FIELDS,
-};
+use super::group_fields::{find_group, merge, GroupRecord, TaskShape, GROUP_FIELDS};
 use super::record_chunks::{Ask, RECORD_BATCH};
+use super::record_sink::{RecordSink, Scratch};
 use super::Pidmap;
 use crate::error::Result;
-use crate::info::{InfoFields, RecordUnits, TaskInfo};
+use crate::info::InfoFields;
 use crate::query::{Listing, Query};
 use crate::sys;
 
@@ -48,7 +47,7 @@ impl Pidmap {
         ask: Ask<'_>,
         room: &mut Vec<sys::PidmapInfo>,
         groups: &mut Vec<GroupRecord>,
-        out: &mut Vec<TaskInfo>,
+        out: &mut impl RecordSink,
         shape: &mut TaskShape,
     ) -> Result<Result<(), i32>> {
         let mut processes = Query::processes();
@@ -61,7 +60,7 @@ impl Pidmap {
             ..ask
         };
         groups.clear();
-        let r = self.each_record_chunk(per_process, room, |records| {
+        let r = self.each_record_chunk(per_process, room, &mut Scratch, |records| {
             groups.extend(records.iter().filter_map(GroupRecord::of));
             Ok(())
         })?;
@@ -75,17 +74,16 @@ impl Pidmap {
         };
         let mut uncovered = Vec::new();
         let mut last_group = 0;
-        let units = RecordUnits::get();
-        let r = self.each_record_chunk(per_task, room, |records| {
-            let first = out.len();
-            for (i, r) in records.iter_mut().enumerate() {
+        let mut index = out.len();
+        let r = self.each_record_chunk(per_task, room, out, |records| {
+            for r in records.iter_mut() {
                 shape.count(r);
                 match find_group(groups, &mut last_group, r.tgid) {
                     Some(group) => group.lend(r),
-                    None => uncovered.push(first + i),
+                    None => uncovered.push(index),
                 }
+                index += 1;
             }
-            TaskInfo::extend_from_records(out, records, ask.fields, units);
             Ok(())
         })?;
         if r.is_err() {
@@ -100,7 +98,7 @@ impl Pidmap {
         &self,
         ask: Ask<'_>,
         room: &mut Vec<sys::PidmapInfo>,
-        out: &mut Vec<TaskInfo>,
+        out: &mut impl RecordSink,
         uncovered: &[usize],
     ) -> Result<Result<(), i32>> {
         let fields = ask.fields.intersection(GROUP_FIELDS);
@@ -110,11 +108,11 @@ impl Pidmap {
             let mut read = 0;
             let from_first = Ask {
                 fields,
-                start: out[first].tid.as_raw(),
+                start: out.tid(first),
                 max: (uncovered.len() - next).min(RECORD_BATCH),
                 ..ask
             };
-            let r = self.each_record_chunk(from_first, room, |records| {
+            let r = self.each_record_chunk(from_first, room, &mut Scratch, |records| {
                 read += records.len();
                 for r in records.iter() {
                     next += merge(out, &uncovered[next..], r, fields, &mut gone);
@@ -130,7 +128,7 @@ impl Pidmap {
                 break;
             }
         }
-        remove_indices(out, &gone);
+        out.remove(&gone);
         Ok(Ok(()))
     }
 }

@@ -3,6 +3,7 @@
 mod group_fields;
 mod group_records;
 mod record_chunks;
+mod record_sink;
 mod records;
 
 use std::os::fd::AsRawFd;
@@ -13,11 +14,13 @@ use crate::backend::{ActiveBackend, Backend, Detection};
 use crate::error::{Error, Result};
 #[cfg(feature = "fallback")]
 use crate::fallback::Fallback;
+use crate::info::TaskInfo;
 use crate::kernel_support::{probe_kernel, KernelSupport};
 use crate::pid::Pid;
 use crate::proc_root::ProcRoot;
 use crate::query::{Enumeration, Query};
 use crate::raw_id::RawId;
+use crate::record::TaskRecord;
 use crate::sys;
 use crate::target::{Target, TargetFd};
 
@@ -147,6 +150,8 @@ impl Builder {
             root,
             path,
             records: Vec::new(),
+            handed: Vec::new(),
+            handed_from_procfs: Vec::new(),
             groups: Vec::new(),
             task_shape: TaskShape::default(),
             #[cfg(feature = "fallback")]
@@ -174,6 +179,12 @@ pub struct Pidmap {
     path: PathBuf,
     /// The syscall's task records, reused (allocated on first use).
     records: Vec<sys::PidmapInfo>,
+    /// The records [`Pidmap::records`] lends: initialised as it grows,
+    /// never shrunk, so that a call writes into it with no clearing.
+    handed: Vec<TaskRecord>,
+    /// The fallback's records of [`Pidmap::records`] before they are put
+    /// in the kernel's units, reused.
+    handed_from_procfs: Vec<TaskInfo>,
     /// The per-process fields of a listing of all tasks, reused.
     groups: Vec<GroupRecord>,
     /// The last listing of all tasks: whether per-process records pay.

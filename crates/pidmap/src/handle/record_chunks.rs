@@ -1,8 +1,9 @@
 //! One records listing through pidmap_info(2), chunk by chunk: what a
-//! call asks for ([`Ask`]) and the loop that reads the records into the
-//! handle's room ([`Pidmap::each_record_chunk`]), for the per-task and
+//! call asks for ([`Ask`]) and the loop that reads the records into a
+//! [`RecordRoom`] ([`Pidmap::each_record_chunk`]), for the per-task and
 //! the per-process records alike.
 
+use super::record_sink::RecordRoom;
 use super::{abi_count, check_ascending, last_id, Pidmap};
 use crate::error::{Error, Result};
 use crate::info::InfoFields;
@@ -25,14 +26,28 @@ pub(super) struct Ask<'fd> {
     pub(super) max: usize,
 }
 
+impl<'fd> Ask<'fd> {
+    /// Every record of `query`: no cursor, no limit.
+    pub(super) fn whole(query: Query<'fd>, fields: InfoFields) -> Self {
+        Ask {
+            query,
+            fields,
+            start: 0,
+            max: usize::MAX,
+        }
+    }
+}
+
 impl Pidmap {
-    /// The records of `ask`, chunk by chunk into `room`, each chunk handed
-    /// to `take` (which may change the records), until the kernel returns
-    /// 0 or `max` records were taken. `Ok(Err(errno))`: the call failed.
+    /// The records of `ask`, chunk by chunk into `sink`'s room (or
+    /// `spare`), each chunk handed to `take` (which may change the
+    /// records) and then kept by `sink`, until the kernel returns 0 or
+    /// `max` records were taken. `Ok(Err(errno))`: the call failed.
     pub(super) fn each_record_chunk(
         &self,
         ask: Ask<'_>,
-        room: &mut Vec<sys::PidmapInfo>,
+        spare: &mut Vec<sys::PidmapInfo>,
+        sink: &mut impl RecordRoom,
         mut take: impl FnMut(&mut [sys::PidmapInfo]) -> Result<()>,
     ) -> Result<Result<(), i32>> {
         let Ask {
@@ -41,9 +56,6 @@ impl Pidmap {
             mut start,
             max,
         } = ask;
-        // Initialised once and reused: the kernel writes whole records
-        // (zero-padded to `info_size`) and only the `n` it returns are read.
-        room.resize(RECORD_BATCH, sys::PidmapInfo::default());
         // One pidfd for the whole listing (see `fill_raw`).
         let target = Pidmap::target_fd(Enumeration::Ids(query))?;
         let start_u = u32::try_from(start)
@@ -55,19 +67,31 @@ impl Pidmap {
             if want == 0 {
                 return Ok(Ok(()));
             }
-            let chunk = &mut room[..want];
             let mut req = self.pidmap_req(query, target.raw(), cursor)?;
             req.info_mask = fields.bits();
-            let n = match sys::read_records(&req, chunk) {
-                Ok(n) => abi_count(n, want)?,
-                Err(errno) => return Ok(Err(errno)),
+            let chunk = sink.room(spare, want);
+            let read = match sys::read_records(&req, chunk) {
+                Ok(n) => abi_count(n, want),
+                Err(errno) => {
+                    sink.keep(spare, want, 0);
+                    return Ok(Err(errno));
+                }
+            };
+            let n = match read {
+                Ok(n) => n,
+                Err(e) => {
+                    sink.keep(spare, want, 0);
+                    return Err(e);
+                }
             };
             let records = &mut chunk[..n];
-            check_ascending(records.iter().map(sys::PidmapInfo::tid), start)?;
             let next = records
                 .last()
                 .map(|r| (u64::try_from(r.tid()), r.tid().checked_add(1)));
-            take(records)?;
+            let took = check_ascending(records.iter().map(sys::PidmapInfo::tid), start)
+                .and_then(|()| take(records));
+            sink.keep(spare, want, if took.is_ok() { n } else { 0 });
+            took?;
             taken += n;
             // A short count is the end, but for a target that went away
             // (the next call says so): pidmap_info(2)'s RETURN VALUE.

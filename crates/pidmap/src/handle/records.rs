@@ -4,12 +4,14 @@
 use super::group_fields::TaskShape;
 use super::group_records;
 use super::record_chunks::Ask;
+use super::record_sink::{Infos, RecordSink, Records};
 use super::Pidmap;
 use crate::backend::{ActiveBackend, Backend};
 use crate::error::{Error, Result};
 use crate::info::{InfoFields, RecordUnits, TaskInfo};
 use crate::kernel_support::task_info_support;
 use crate::query::{Enumeration, Query};
+use crate::record::TaskRecord;
 use crate::sys;
 
 impl Pidmap {
@@ -39,13 +41,44 @@ impl Pidmap {
         fields: InfoFields,
         out: &mut Vec<TaskInfo>,
     ) -> Result<()> {
-        let ask = Ask {
-            query,
+        let units = RecordUnits::get();
+        self.records_into(Ask::whole(query, fields), &mut Infos { out, fields, units })
+    }
+
+    /// The records of [`fill_info`](Pidmap::fill_info), lent as the kernel
+    /// wrote them ([`TaskRecord`]): no field is converted until it is
+    /// read. With the syscall backend each call writes straight into a
+    /// buffer the handle keeps (200 bytes a task, kept for the next
+    /// listing), which the slice borrows until the handle's next use. The
+    /// /proc fallback's records are put in the kernel's units.
+    ///
+    /// # Errors
+    ///
+    /// As [`fill_info`](Pidmap::fill_info).
+    ///
+    /// ```
+    /// use pidmap::{InfoFields, Pidmap, Query, TaskState};
+    /// let mut pm = Pidmap::new()?;
+    /// let tasks = pm.records(Query::all_tasks(), InfoFields::STATE | InfoFields::COMM)?;
+    /// let running = tasks.iter().filter(|t| t.state() == Some(TaskState::Running));
+    /// assert!(running.count() > 0, "this thread runs");
+    /// # Ok::<(), pidmap::Error>(())
+    /// ```
+    pub fn records(&mut self, query: Query<'_>, fields: InfoFields) -> Result<&[TaskRecord]> {
+        let mut buf = std::mem::take(&mut self.handed);
+        let mut from_procfs = std::mem::take(&mut self.handed_from_procfs);
+        let mut sink = Records {
+            buf: &mut buf,
+            len: 0,
             fields,
-            start: 0,
-            max: usize::MAX,
+            from_procfs: &mut from_procfs,
         };
-        self.info_raw(ask, out)
+        let r = self.records_into(Ask::whole(query, fields), &mut sink);
+        let len = sink.len;
+        self.handed = buf;
+        self.handed_from_procfs = from_procfs;
+        r?;
+        Ok(&self.handed[..len])
     }
 
     /// One chunk of records with the syscall's cursor semantics: fills
@@ -86,7 +119,8 @@ impl Pidmap {
             start,
             max,
         };
-        self.info_raw(ask, out)?;
+        let units = RecordUnits::get();
+        self.records_into(ask, &mut Infos { out, fields, units })?;
         Ok(out.len())
     }
 
@@ -118,7 +152,7 @@ impl Pidmap {
         }
     }
 
-    fn info_raw(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+    fn records_into(&mut self, ask: Ask<'_>, out: &mut impl RecordSink) -> Result<()> {
         let what = Enumeration::Ids(ask.query);
         what.validate()?;
         out.clear();
@@ -153,35 +187,33 @@ impl Pidmap {
         self.info_procfs(ask, out)
     }
 
-    /// Records by pidmap_info(2), chunk by chunk into `room`, until the
-    /// kernel returns 0 or `out` holds `max`. `Ok(Err(errno))`: the call
-    /// failed.
+    /// Records by pidmap_info(2), chunk by chunk, until the kernel returns
+    /// 0 or `out` holds `max`. `Ok(Err(errno))`: the call failed.
     fn info_by_syscall(
         &self,
         ask: Ask<'_>,
         room: &mut Vec<sys::PidmapInfo>,
-        out: &mut Vec<TaskInfo>,
+        out: &mut impl RecordSink,
         shape: &mut TaskShape,
     ) -> Result<Result<(), i32>> {
-        let fields = ask.fields;
-        let units = RecordUnits::get();
-        self.each_record_chunk(ask, room, |records| {
+        self.each_record_chunk(ask, room, out, |records| {
             for r in records.iter() {
                 shape.count(r);
             }
-            TaskInfo::extend_from_records(out, records, fields, units);
             Ok(())
         })
     }
 
     #[cfg(feature = "fallback")]
-    fn info_procfs(&mut self, ask: Ask<'_>, out: &mut Vec<TaskInfo>) -> Result<()> {
+    fn info_procfs(&mut self, ask: Ask<'_>, out: &mut impl RecordSink) -> Result<()> {
         let (root, fallback) = self.fallback_parts()?;
-        fallback.task_infos(root, ask.query, ask.fields, ask.start, ask.max, out)
+        out.fill_from_procfs(|infos| {
+            fallback.task_infos(root, ask.query, ask.fields, ask.start, ask.max, infos)
+        })
     }
 
     #[cfg(not(feature = "fallback"))]
-    fn info_procfs(&mut self, _: Ask<'_>, _: &mut Vec<TaskInfo>) -> Result<()> {
-        Err(Error::FallbackNotBuilt)
+    fn info_procfs(&mut self, _: Ask<'_>, out: &mut impl RecordSink) -> Result<()> {
+        out.fill_from_procfs(|_| Err(Error::FallbackNotBuilt))
     }
 }
