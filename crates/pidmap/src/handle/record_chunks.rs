@@ -70,28 +70,17 @@ impl Pidmap {
             let mut req = self.pidmap_req(query, target.raw(), cursor)?;
             req.info_mask = fields.bits();
             let chunk = sink.room(spare, want);
-            let read = match sys::read_records(&req, chunk) {
-                Ok(n) => abi_count(n, want),
-                Err(errno) => {
-                    sink.keep(spare, want, 0);
-                    return Ok(Err(errno));
-                }
-            };
-            let n = match read {
-                Ok(n) => n,
-                Err(e) => {
-                    sink.keep(spare, want, 0);
-                    return Err(e);
-                }
+            let n = match sys::read_records(&req, chunk) {
+                Ok(n) => abi_count(n, want)?,
+                Err(errno) => return Ok(Err(errno)),
             };
             let records = &mut chunk[..n];
+            check_ascending(records.iter().map(sys::PidmapInfo::tid), start)?;
             let next = records
                 .last()
                 .map(|r| (u64::try_from(r.tid()), r.tid().checked_add(1)));
-            let took = check_ascending(records.iter().map(sys::PidmapInfo::tid), start)
-                .and_then(|()| take(records));
-            sink.keep(spare, want, if took.is_ok() { n } else { 0 });
-            took?;
+            take(records)?;
+            sink.keep(spare, n);
             taken += n;
             // A short count is the end, but for a target that went away
             // (the next call says so): pidmap_info(2)'s RETURN VALUE.

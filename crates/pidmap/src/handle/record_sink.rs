@@ -14,23 +14,7 @@ use crate::sys;
 /// Room for one call's records, and what is kept of them.
 pub(super) trait RecordRoom {
     /// Room for the next call's `want` (at most [`RECORD_BATCH`])
-    /// records: this room's own, or the handle's `spare`.
-    fn room<'a>(
-        &'a mut self,
-        spare: &'a mut Vec<sys::PidmapInfo>,
-        want: usize,
-    ) -> &'a mut [sys::PidmapInfo];
-
-    /// The call wrote `n` of the `want` records of the last room: keep
-    /// those.
-    fn keep(&mut self, spare: &[sys::PidmapInfo], want: usize, n: usize);
-}
-
-/// The handle's room alone: the records are the caller's to take before
-/// the next call, and nothing is kept.
-pub(super) struct Scratch;
-
-impl RecordRoom for Scratch {
+    /// records: the handle's `spare`, unless this room has its own.
     fn room<'a>(
         &'a mut self,
         spare: &'a mut Vec<sys::PidmapInfo>,
@@ -39,7 +23,18 @@ impl RecordRoom for Scratch {
         spare_room(spare, want)
     }
 
-    fn keep(&mut self, _: &[sys::PidmapInfo], _: usize, _: usize) {}
+    /// The call wrote `n` records at the start of the last room, and the
+    /// caller took them: keep those. Records not kept are not part of
+    /// the listing.
+    fn keep(&mut self, spare: &[sys::PidmapInfo], n: usize);
+}
+
+/// The handle's room alone: the records are the caller's to take before
+/// the next call, and nothing is kept.
+pub(super) struct Scratch;
+
+impl RecordRoom for Scratch {
+    fn keep(&mut self, _: &[sys::PidmapInfo], _: usize) {}
 }
 
 /// The handle's room, initialised once and reused: the kernel writes whole
@@ -84,15 +79,7 @@ pub(super) struct Infos<'o> {
 }
 
 impl RecordRoom for Infos<'_> {
-    fn room<'a>(
-        &'a mut self,
-        spare: &'a mut Vec<sys::PidmapInfo>,
-        want: usize,
-    ) -> &'a mut [sys::PidmapInfo] {
-        spare_room(spare, want)
-    }
-
-    fn keep(&mut self, spare: &[sys::PidmapInfo], _: usize, n: usize) {
+    fn keep(&mut self, spare: &[sys::PidmapInfo], n: usize) {
         TaskInfo::extend_from_records(self.out, &spare[..n], self.fields, self.units);
     }
 }
@@ -154,7 +141,7 @@ impl RecordRoom for Records<'_> {
         TaskRecord::peel_slice_mut(&mut self.buf[self.len..end])
     }
 
-    fn keep(&mut self, _: &[sys::PidmapInfo], _: usize, n: usize) {
+    fn keep(&mut self, _: &[sys::PidmapInfo], n: usize) {
         // The ids always; the other fields where asked for, as a TaskInfo
         // keeps them.
         let mask = self.fields.bits() | sys::PIDMAP_INFO_ID;
