@@ -20,8 +20,8 @@
 //! kernel allocates pids cyclically.
 
 use super::group_fields::{find_group, merge, GroupRecord, TaskShape, GROUP_FIELDS};
-use super::record_chunks::{Ask, RECORD_BATCH};
-use super::record_sink::{RecordSink, Scratch};
+use super::record_chunks::Ask;
+use super::record_sink::{RecordSink, Scratch, RECORD_BATCH};
 use super::Pidmap;
 use crate::error::Result;
 use crate::info::InfoFields;

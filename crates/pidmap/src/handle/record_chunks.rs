@@ -3,17 +3,12 @@
 //! [`RecordRoom`] ([`Pidmap::each_record_chunk`]), for the per-task and
 //! the per-process records alike.
 
-use super::record_sink::RecordRoom;
+use super::record_sink::{RecordRoom, RECORD_BATCH};
 use super::{abi_count, check_ascending, last_id, Pidmap};
 use crate::error::{Error, Result};
 use crate::info::InfoFields;
 use crate::query::{Enumeration, Query};
 use crate::sys;
-
-/// Records per system call: 100 KiB of room (200-byte records), reused by
-/// the handle. The kernel bounds its own work per section whatever the
-/// count; a larger room only saves calls.
-pub(super) const RECORD_BATCH: usize = 512;
 
 /// What a records call asks for.
 #[derive(Debug, Clone, Copy)]

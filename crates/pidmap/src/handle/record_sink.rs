@@ -5,11 +5,15 @@
 
 use bytemuck::TransparentWrapper;
 
-use super::record_chunks::RECORD_BATCH;
 use crate::error::Result;
 use crate::info::{InfoFields, RecordUnits, TaskInfo};
 use crate::record::TaskRecord;
 use crate::sys;
+
+/// Records per system call: 100 KiB of room (200-byte records), reused by
+/// the handle. The kernel bounds its own work per section whatever the
+/// count; a larger room only saves calls.
+pub(super) const RECORD_BATCH: usize = 512;
 
 /// Room for one call's records, and what is kept of them.
 pub(super) trait RecordRoom {
