@@ -23,9 +23,9 @@
 //!   beside the row above, its cost per record that no field adds.
 //!
 //! Before timing, the raw records and the crate's (both forms) are
-//! cross-checked: the
-//! same tids, but for tasks that came or went between the calls, and the
-//! same tgid, ppid, comm, start time and resident set for each.
+//! cross-checked: the same tids, but for tasks that came or went between
+//! the calls, and the same tgid, ppid, comm, start time and resident set
+//! for each.
 //!
 //! It needs the series' calls (the patched guest and a build with
 //! `series-syscalls`): elsewhere it says so and measures nothing. The

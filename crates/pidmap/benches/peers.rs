@@ -29,10 +29,11 @@
 //!
 //! What is timed is each reader's refresh up to its own records in the
 //! caller's hands, every record touched (`black_box`) and its tid taken:
-//! our `TaskRecord`s (`Pidmap::records`: the kernel's records as written, or
-//! the fallback's in the kernel's units), the `procfs` crate's `Stat` of each task (read and
-//! parsed by `stat()`), sysinfo's `Process`es. Converting them to common
-//! units is the cross-check's work, and not timed.
+//! our `TaskRecord`s (`Pidmap::records`: the kernel's records as written,
+//! or the fallback's in the kernel's units), the `procfs` crate's `Stat`
+//! of each task (read and parsed by `stat()`), sysinfo's `Process`es.
+//! Converting them to common units is the cross-check's work, and not
+//! timed.
 //!
 //! Before timing, one refresh of each is cross-checked: they must have
 //! seen the same tids, but for tasks that came or went between them, and

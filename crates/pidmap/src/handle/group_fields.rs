@@ -119,7 +119,7 @@ pub(super) fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handle::record_sink::{remove_indices, Infos, Records};
+    use crate::handle::record_sink::{remove_from_slice, Infos, Records};
     use crate::info::TaskInfo;
     use crate::pid::Pid;
     use crate::record::TaskRecord;
@@ -250,9 +250,9 @@ mod tests {
     #[test]
     fn removing_indices_keeps_the_order() {
         let mut v: Vec<i32> = (0..8).collect();
-        remove_indices(&mut v, &[0, 3, 4, 7]);
-        assert_eq!(v, [1, 2, 5, 6]);
-        remove_indices(&mut v, &[]);
-        assert_eq!(v, [1, 2, 5, 6]);
+        assert_eq!(remove_from_slice(&mut v, &[0, 3, 4, 7]), 4);
+        assert_eq!(v[..4], [1, 2, 5, 6]);
+        assert_eq!(remove_from_slice(&mut v[..4], &[]), 4);
+        assert_eq!(v[..4], [1, 2, 5, 6]);
     }
 }

@@ -109,7 +109,8 @@ impl RecordSink for Infos<'_> {
     }
 
     fn remove(&mut self, indices: &[usize]) {
-        remove_indices(self.out, indices);
+        let kept = remove_from_slice(self.out, indices);
+        self.out.truncate(kept);
     }
 
     fn fill_from_procfs(
@@ -203,8 +204,12 @@ impl RecordSink for Records<'_> {
 }
 
 /// Move the elements of `out` not at `indices` (ascending) to its front,
-/// in order, and return how many there are.
-fn remove_from_slice<T: Copy>(out: &mut [T], indices: &[usize]) -> usize {
+/// in order, and return how many there are; with no index, without a
+/// pass (the common case: no task went away).
+pub(super) fn remove_from_slice<T: Copy>(out: &mut [T], indices: &[usize]) -> usize {
+    if indices.is_empty() {
+        return out.len();
+    }
     let mut drop = indices.iter().copied().peekable();
     let mut kept = 0;
     for i in 0..out.len() {
@@ -214,19 +219,4 @@ fn remove_from_slice<T: Copy>(out: &mut [T], indices: &[usize]) -> usize {
         }
     }
     kept
-}
-
-/// Remove the elements at `indices` (ascending) from `out`, in one pass;
-/// none at all, without a pass (the common case: no task went away).
-pub(super) fn remove_indices<T>(out: &mut Vec<T>, indices: &[usize]) {
-    if indices.is_empty() {
-        return;
-    }
-    let mut drop = indices.iter().copied().peekable();
-    let mut i = 0;
-    out.retain(|_| {
-        let gone = drop.next_if_eq(&i).is_some();
-        i += 1;
-        !gone
-    });
 }
