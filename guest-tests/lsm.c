@@ -40,7 +40,10 @@
  * the default view with a hidepid=invisible mount. A children file
  * reached and denied (a Secret process of one thread, read by a label
  * that may search but not read it) leaves as many Smack audit records
- * for a CHILDREN listing as for the open (smack_audit_checks()).
+ * for a CHILDREN listing as for the open (smack_audit_checks()). A group
+ * whose threads share its credentials but for one with its own label
+ * (smack_shared_creds()): the kernel's grant for the others is not taken
+ * for that one.
  *
  * SELinux: the same checks, with a minimal policy (cargo xtask builds it
  * from the kernel's class map with scripts/selinux/mdp and Debian's
@@ -912,6 +915,159 @@ static void smack_per_thread(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Smack: a grant taken for threads that share their group's creds    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A group whose threads share its credentials, as pthread_create() leaves
+ * them, but one: leader L "Pub", then T2 (L's credentials), T3 (its own
+ * label "Secret", so its own credentials), T4 (L's credentials again),
+ * created in that order, so that a listing meets them as L, T2, T3, T4.
+ * The kernel takes a grant of the LSMs for the next threads with the same
+ * credentials: T2 and T4 come after L's grant, T3 between them, and must
+ * be asked about and withheld. The group stays root (a setxid() would give
+ * every thread credentials of its own); the reader, uid 65534 with label
+ * Reader ("Reader Pub rx"), reads it through the procfs view, where
+ * hidepid= is off and Smack alone decides.
+ */
+#define SHARED_THREADS 4
+
+struct shared_group {
+	pid_t tid[SHARED_THREADS];	/* [0] is the leader */
+};
+
+struct shared_thread_arg {
+	const char *label;	/* its own, or NULL for the group's credentials */
+	int ready[2];
+};
+
+static void *shared_thread(void *p)
+{
+	struct shared_thread_arg *a = p;
+	pid_t tid;
+
+	if (a->label)
+		set_thread_label(a->label);
+	tid = pt_gettid();
+	if (write(a->ready[1], &tid, sizeof(tid)) != sizeof(tid))
+		pt_die("thread ready");
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static struct shared_group spawn_shared_group(void)
+{
+	static const char *labels[SHARED_THREADS] = { NULL, NULL, "Secret", NULL };
+	struct shared_group g = { 0 };
+	int report[2];
+	pid_t pid;
+
+	if (pipe2(report, O_CLOEXEC))
+		pt_die("pipe2");
+	pid = fork();
+	if (pid < 0)
+		pt_die("fork");
+	if (pid == 0) {
+		static struct shared_thread_arg args[SHARED_THREADS];
+		pthread_t th;
+
+		close(report[0]);
+		set_label("Pub");
+		g.tid[0] = getpid();
+		/* One at a time, so that the tids ascend in this order. */
+		for (int i = 1; i < SHARED_THREADS; i++) {
+			args[i].label = labels[i];
+			if (pipe2(args[i].ready, O_CLOEXEC) ||
+			    pthread_create(&th, NULL, shared_thread, &args[i]))
+				pt_die("pthread_create");
+			if (read(args[i].ready[0], &g.tid[i], sizeof(pid_t)) != sizeof(pid_t))
+				pt_die("thread %d never got ready", i);
+		}
+		if (write(report[1], &g, sizeof(g)) != sizeof(g))
+			pt_die("report");
+		for (;;)
+			pause();
+	}
+	close(report[1]);
+	if (read(report[0], &g, sizeof(g)) != sizeof(g))
+		pt_die("group %d never reported", pid);
+	close(report[0]);
+	return g;
+}
+
+static struct shared_group shared_group;
+
+/* The threads whose records @scope gives (THREADS of the group, or TASKS). */
+static void shared_records(const char *what, __u32 scope, int view)
+{
+	const struct shared_group *g = &shared_group;
+	struct pt_ids got = { 0 }, want = { 0 }, all = { 0 };
+	int pidfd = scope == PIDMAP_SCOPE_THREADS ? pt_pidfd(g->tid[0], 0) : 0;
+	char rel[96];
+	int err;
+	long n;
+
+	n = list_records(scope, pidfd, view, &all, &err);
+	CHECK(n > 0, "%s: %ld (%s)", what, n, pt_errname(err));
+	for (int i = 0; i < SHARED_THREADS; i++) {
+		if (pt_ids_has(&all, g->tid[i]))
+			pt_ids_push(&got, g->tid[i]);
+		snprintf(rel, sizeof(rel), "%d/task/%d/stat", g->tid[0], g->tid[i]);
+		if (!ref_errno("/proc", rel, O_RDONLY))
+			pt_ids_push(&want, g->tid[i]);
+	}
+	pt_ids_sort(&got);
+	pt_ids_sort(&want);
+	check_ids(what, 0, 0, &got, 0, &want);
+	if (pidfd > 0)
+		close(pidfd);
+	pt_ids_free(&got);
+	pt_ids_free(&want);
+	pt_ids_free(&all);
+}
+
+static void smack_shared_reader(pid_t unused1, pid_t unused2)
+{
+	const struct shared_group *g = &shared_group;
+	char rel[96], what[96];
+	int view, e;
+
+	(void)unused1;
+	(void)unused2;
+	set_label("Reader");
+	become_nobody();
+	pt_name = "lsm(smack, shared credentials)";
+
+	/* The scenario is in force: T3 alone is denied. */
+	for (int i = 0; i < SHARED_THREADS; i++) {
+		snprintf(rel, sizeof(rel), "%d/task/%d/stat", g->tid[0], g->tid[i]);
+		e = ref_errno("/proc", rel, O_RDONLY);
+		CHECK(e == (i == 2 ? EACCES : 0), "/proc/%s: %s", rel, pt_errname(e));
+	}
+	view = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (view < 0)
+		pt_die("open /proc");
+	/* Several times: a grant kept from one call must not leak into another. */
+	for (int round = 0; round < 3; round++) {
+		snprintf(what, sizeof(what), "THREADS records of %d, round %d", g->tid[0], round);
+		shared_records(what, PIDMAP_SCOPE_THREADS, view);
+		snprintf(what, sizeof(what), "TASKS records, %d's threads, round %d", g->tid[0],
+			 round);
+		shared_records(what, PIDMAP_SCOPE_TASKS, view);
+	}
+	close(view);
+}
+
+/* The group's threads share one set of credentials but T3: Smack's grant reused. */
+static void smack_shared_creds(void)
+{
+	shared_group = spawn_shared_group();
+	run_child(smack_shared_reader, 0, 0);
+	kill(shared_group.tid[0], SIGKILL);
+}
+
+/* ------------------------------------------------------------------ */
 /* SELinux: no AVC record where the calls check without auditing        */
 /* ------------------------------------------------------------------ */
 
@@ -1461,6 +1617,7 @@ int main(void)
 		floor = spawn_target(NULL);
 		run_child(smack_reader, secret, floor);
 		smack_per_thread();
+		smack_shared_creds();
 		smack_audit_checks();
 	}
 	run_child(landlocked2, floor, 0);
