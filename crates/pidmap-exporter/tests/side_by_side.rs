@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use prometheus_parse::{Scrape, Value};
-use support::{exporter, free_port, get, sleep_named, wait_for, Children};
+use support::{exporter, free_ports, get, sleep_named, wait_for, Children};
 
 /// Every family process-exporter 0.7.10 serves with `-threads=true
 /// -gather-smaps=true`, and its type.
@@ -256,7 +256,7 @@ fn families_labels_and_values_match_process_exporter() {
     .into();
 
     let mut kids = Children::default();
-    let (pe_port, our_port) = (free_port(), free_port());
+    let [pe_port, our_port] = free_ports();
     kids.spawn(
         Command::new(&pe)
             .arg("-config.path")
@@ -273,8 +273,9 @@ fn families_labels_and_values_match_process_exporter() {
     );
     // Both up, and past their first reading of the system: the workload
     // starts after it, so both count its whole usage.
-    for port in [pe_port, our_port] {
-        wait_for(Duration::from_secs(20), "an exporter to answer", || {
+    for (name, port) in [("process-exporter", pe_port), ("pidmap-exporter", our_port)] {
+        let what = format!("{name} to answer on port {port}");
+        wait_for(Duration::from_secs(20), &what, || {
             get(&format!("http://127.0.0.1:{port}/metrics"), None).filter(|r| r.status_code == 200)
         });
     }
@@ -357,7 +358,7 @@ fn templates_render_as_process_exporter_renders_them() {
     )
     .unwrap();
     let mut kids = Children::default();
-    let (pe_port, our_port) = (free_port(), free_port());
+    let [pe_port, our_port] = free_ports();
     kids.spawn(
         Command::new(&pe)
             .arg("-config.path")
@@ -372,8 +373,9 @@ fn templates_render_as_process_exporter_renders_them() {
             .arg(format!("-web.listen-address=127.0.0.1:{our_port}"))
             .stderr(Stdio::null()),
     );
-    for port in [pe_port, our_port] {
-        wait_for(Duration::from_secs(20), "an exporter to answer", || {
+    for (name, port) in [("process-exporter", pe_port), ("pidmap-exporter", our_port)] {
+        let what = format!("{name} to answer on port {port}");
+        wait_for(Duration::from_secs(20), &what, || {
             get(&format!("http://127.0.0.1:{port}/metrics"), None).filter(|r| r.status_code == 200)
         });
     }

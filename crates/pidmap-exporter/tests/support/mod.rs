@@ -42,10 +42,21 @@ impl Drop for Children {
 
 /// A loopback port nobody listens on (right now).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("binding a loopback port")
-        .port()
+    free_ports::<1>()[0]
+}
+
+/// `N` loopback ports free now and distinct from each other: all are held
+/// until the last is chosen, since a port let go may be the next one given.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let held: Vec<TcpListener> = (0..N)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("binding a loopback port"))
+        .collect();
+    std::array::from_fn(|i| {
+        held[i]
+            .local_addr()
+            .expect("a bound listener's address")
+            .port()
+    })
 }
 
 /// A copy of `sleep` under `name` in `dir` (the exec'd file's name is the
